@@ -1,0 +1,137 @@
+// The validated, immutable configuration snapshot. A worker process gets one
+// snapshot for its whole life (a reload starts new workers), so the request
+// path can hold string_views into it without reference counting.
+#pragma once
+
+#include <sys/socket.h>
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace portico::config {
+
+using Duration = std::chrono::milliseconds;
+using HeaderList = std::vector<std::pair<std::string, std::string>>;
+
+// Where a value came from in the TOML file, for messages.
+struct SourcePosition {
+    uint32_t line = 0;
+    uint32_t column = 0;
+};
+
+// "127.0.0.1:8080", "[::1]:8080", "localhost:3000" (upstream servers only).
+struct SocketAddress {
+    sockaddr_storage storage{};
+    socklen_t length = 0;
+    std::string text;  // as written in the file, for logs and metric labels
+};
+
+struct ServerConfig {
+    std::vector<SocketAddress> listen;
+    unsigned workers = 1;  // "auto" is resolved to the CPU count at load time
+    uint32_t max_connections = 4096;
+    Duration keepalive_timeout{std::chrono::seconds(75)};
+    uint32_t keepalive_requests = 10000;
+    Duration header_timeout{std::chrono::seconds(10)};
+    Duration body_timeout{std::chrono::seconds(60)};
+    Duration send_timeout{std::chrono::seconds(60)};
+    uint64_t max_header_bytes = 16 * 1024;
+    uint64_t max_body_bytes = 16 * 1024 * 1024;
+    Duration shutdown_timeout{std::chrono::seconds(30)};
+    std::string server_header = "portico";
+};
+
+enum class LogLevel { trace, debug, info, warn, error };
+enum class AccessFormat { combined, json };
+
+struct LogConfig {
+    LogLevel level = LogLevel::info;
+    std::string error = "stderr";  // "stderr" or an absolute path
+    std::string access = "off";    // "off", "stdout" or an absolute path
+    AccessFormat access_format = AccessFormat::combined;
+};
+
+struct MetricsConfig {
+    SocketAddress listen;
+};
+
+enum class Balance { round_robin, least_conn, ip_hash };
+
+struct UpstreamConfig {
+    std::string name;  // the table name, or the URL of an inline upstream
+    std::vector<SocketAddress> servers;
+    Balance balance = Balance::round_robin;
+    uint32_t keepalive = 32;
+    Duration idle_timeout{std::chrono::seconds(4)};
+    Duration connect_timeout{std::chrono::seconds(5)};
+    Duration read_timeout{std::chrono::seconds(60)};
+    Duration send_timeout{std::chrono::seconds(60)};
+    uint32_t max_fails = 1;
+    Duration fail_timeout{std::chrono::seconds(10)};
+};
+
+enum class MatchKind { exact, prefix, regex };
+
+struct RespondConfig {
+    int status = 200;
+    std::string body;
+};
+
+struct LocationConfig {
+    std::string name;  // label in metrics and logs; defaults to the match text
+    MatchKind match = MatchKind::prefix;
+    std::string pattern;  // the exact path, the prefix, or the RE2 regex
+    bool stop_regex = false;
+    SourcePosition where;  // of the [[location]] table
+
+    // root = "DIR": static files (absolute path, resolved against the config folder)
+    std::optional<std::string> root;
+    std::vector<std::string> index{"index.html"};
+    bool gzip_static = false;
+    std::optional<std::string> cache_control;
+    bool dotfiles = false;
+
+    // proxy = "NAME" or "http://host:port": index into Config::upstreams
+    std::optional<size_t> upstream;
+    bool preserve_host = true;
+    bool websocket = true;
+
+    std::optional<RespondConfig> respond;
+    HeaderList headers;  // added to every response of this location
+};
+
+struct Config {
+    std::string path;  // the file it was loaded from
+    ServerConfig server;
+    LogConfig log;
+    std::optional<MetricsConfig> metrics;
+    std::vector<std::pair<std::string, std::string>> mime;  // extension (no dot) -> type
+    std::vector<UpstreamConfig> upstreams;  // named ones in file order, then inline ones
+    std::vector<LocationConfig> locations;  // in file order
+};
+
+struct ConfigError {
+    std::string file;
+    SourcePosition where;
+    std::string message;
+    std::string to_string() const;  // "FILE:LINE:COL: message"
+};
+
+struct LoadResult {
+    std::optional<Config> config;     // set only when errors is empty
+    std::vector<ConfigError> errors;  // every problem found, in file order
+};
+
+// Reads and validates a config file. Relative paths in it are resolved
+// against the file's folder.
+LoadResult load_config_file(const std::string& path);
+
+// The same on text already in memory; `path` names it in messages and its
+// folder anchors relative paths.
+LoadResult parse_config(std::string_view text, const std::string& path);
+
+}  // namespace portico::config

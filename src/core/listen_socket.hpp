@@ -1,0 +1,21 @@
+// Listening sockets, created by the master before it forks so that a worker
+// that dies, or is replaced on reload, hands its accept queue to its
+// successor instead of resetting the connections waiting in it.
+#pragma once
+
+#include <string>
+
+#include "config/config.hpp"
+#include "core/unique_fd.hpp"
+
+namespace portico::core {
+
+// A non-blocking, SO_REUSEPORT, listening TCP socket bound to `address`; if
+// the address has port 0 and `*port` is non-zero, that port is used instead
+// (so every worker's socket of one `listen` entry shares the ephemeral port
+// the first one got). On success `*port` holds the bound port. On failure an
+// invalid fd and `error` says why.
+UniqueFd open_listen_socket(const config::SocketAddress& address, uint16_t* port,
+                            std::string& error);
+
+}  // namespace portico::core

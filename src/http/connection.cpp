@@ -1,0 +1,438 @@
+#include "http/connection.hpp"
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include <spdlog/spdlog.h>
+
+#include "http/status.hpp"
+#include "router/path.hpp"
+
+namespace portico::http {
+
+namespace {
+
+constexpr std::string_view continue_response = "HTTP/1.1 100 Continue\r\n\r\n";
+// After an error answer, how long input is still read and dropped so the
+// client's unread bytes do not turn our close into a reset that destroys the
+// answer before the client reads it (nginx's lingering close).
+constexpr config::Duration linger_timeout{2000};
+
+bool is_bodyless_status(int status) { return status < 200 || status == 204 || status == 304; }
+
+}  // namespace
+
+// ---- life cycle ----------------------------------------------------------
+
+void ClientConnection::start(ServerContext& server, int fd) {
+    auto* connection = new ClientConnection(server, fd);
+    connection->next = server.connections;
+    if (server.connections) server.connections->prev = connection;
+    server.connections = connection;
+    ++server.connection_count;
+    // The first head must arrive within header_timeout of the accept.
+    connection->arm_timer(server.config.server.header_timeout);
+    connection->update_poll();
+}
+
+ClientConnection::ClientConnection(ServerContext& server, int fd)
+    : server_(server), fd_(fd), parser_(*this) {
+    uv_poll_init(server.loop, &poll_, fd);
+    uv_timer_init(server.loop, &timer_);
+    poll_.data = this;
+    timer_.data = this;
+}
+
+ClientConnection::~ClientConnection() {
+    ::close(fd_);
+    server_.buffers.release(input_);
+    server_.buffers.release(head_buffer_);
+}
+
+void ClientConnection::close() {
+    if (state_ == State::closed) return;
+    state_ = State::closed;
+    output_.clear();
+    if (prev) prev->next = next;
+    else server_.connections = next;
+    if (next) next->prev = prev;
+    --server_.connection_count;
+    // Memory is freed only once libuv is done with both handles.
+    uv_close(reinterpret_cast<uv_handle_t*>(&poll_), on_handle_closed);
+    uv_close(reinterpret_cast<uv_handle_t*>(&timer_), on_handle_closed);
+}
+
+void ClientConnection::on_handle_closed(uv_handle_t* handle) {
+    auto* connection = static_cast<ClientConnection*>(handle->data);
+    if (--connection->open_handles_ > 0) return;
+    ServerContext& server = connection->server_;
+    delete connection;
+    if (server.on_connection_closed) server.on_connection_closed();
+}
+
+void ClientConnection::close_if_idle() {
+    if (state_ == State::idle && output_.empty()) close();
+}
+
+// ---- events --------------------------------------------------------------
+
+void ClientConnection::on_poll(uv_poll_t* handle, int status, int events) {
+    auto* connection = static_cast<ClientConnection*>(handle->data);
+    if (status < 0) {
+        connection->close();
+        return;
+    }
+    if (events & UV_WRITABLE) connection->on_writable();
+    if ((events & (UV_READABLE | UV_DISCONNECT)) && connection->state_ != State::closed)
+        connection->on_readable();
+}
+
+void ClientConnection::on_timer(uv_timer_t* handle) {
+    static_cast<ClientConnection*>(handle->data)->on_timeout();
+}
+
+void ClientConnection::update_poll() {
+    if (state_ == State::closed) return;
+    bool wants_input = state_ == State::idle || state_ == State::reading_head ||
+                       state_ == State::lingering || discard_input_ ||
+                       (state_ == State::active && !body_complete_ && !body_too_large_);
+    int events = 0;
+    if (wants_input && !peer_closed_ && (input_ == nullptr || input_filled_ < input_capacity()))
+        events |= UV_READABLE;
+    if (output_blocked_) events |= UV_WRITABLE;
+    if (events == poll_events_) return;
+    poll_events_ = events;
+    if (events == 0) uv_poll_stop(&poll_);
+    else uv_poll_start(&poll_, events, on_poll);
+}
+
+void ClientConnection::arm_timer(config::Duration timeout) {
+    uv_timer_start(&timer_, on_timer, static_cast<uint64_t>(timeout.count()), 0);
+}
+
+void ClientConnection::on_readable() {
+    if (input_ == nullptr) input_ = server_.buffers.acquire();
+    bool dropping = state_ == State::lingering || discard_input_;
+    if (dropping) input_filled_ = input_parsed_ = 0;
+    ssize_t received = ::read(fd_, input_ + input_filled_, input_capacity() - input_filled_);
+    if (received < 0) {
+        if (errno != EAGAIN && errno != EINTR) close();
+        return;
+    }
+    if (received == 0) {
+        peer_closed_ = true;
+        // A client may half-close after its request; what is in progress is
+        // still answered, then the connection closes. Anything else is gone.
+        bool answering = state_ == State::active && body_complete_ && !discard_input_;
+        if (answering) {
+            close_after_response_ = true;
+            update_poll();
+        } else {
+            close();
+        }
+        return;
+    }
+    if (dropping) return;
+    input_filled_ += static_cast<size_t>(received);
+    if (state_ == State::idle) {
+        state_ = State::reading_head;
+        if (requests_served_ > 0) arm_timer(server_.config.server.header_timeout);
+    } else if (state_ == State::active && !body_complete_) {
+        arm_timer(server_.config.server.body_timeout);
+    }
+    process_input();
+}
+
+void ClientConnection::on_writable() { flush_output(); }
+
+void ClientConnection::on_timeout() {
+    switch (state_) {
+    case State::idle:
+    case State::lingering:
+        close();
+        return;
+    case State::reading_head:
+        fail(408, "request head not received within header_timeout");
+        return;
+    case State::active:
+        if (output_blocked_) {
+            spdlog::debug("closing a client that read nothing for send_timeout");
+            close();
+        } else if (!body_complete_) {
+            fail(408, "request body stalled longer than body_timeout");
+        }
+        return;
+    case State::closed:
+        return;
+    }
+}
+
+// ---- requests ------------------------------------------------------------
+
+void ClientConnection::process_input() {
+    parsing_ = true;
+    parse_available_input();
+    parsing_ = false;
+    update_poll();
+}
+
+void ClientConnection::parse_available_input() {
+    while ((state_ == State::reading_head || state_ == State::active) && !discard_input_) {
+        // A complete request waits for its response before the next is parsed.
+        if (state_ == State::active && body_complete_) break;
+        RequestParser::Outcome outcome =
+            parser_.parse(input_ + input_parsed_, input_filled_ - input_parsed_);
+        input_parsed_ += outcome.consumed;
+        switch (outcome.step) {
+        case RequestParser::Step::need_more_data:
+            if (parser_.in_head() && input_parsed_ > server_.config.server.max_header_bytes) {
+                fail(parser_.in_request_line() ? 414 : 431, "request head too large");
+                return;
+            }
+            // Body bytes were handed on: their room is reused.
+            if (state_ == State::active) input_filled_ = input_parsed_ = body_start_;
+            return;
+        case RequestParser::Step::head_complete:
+            state_ = State::active;
+            body_start_ = input_parsed_;
+            dispatch();
+            parser_.resume();
+            break;
+        case RequestParser::Step::body_paused:
+            if (body_too_large_) {
+                fail(413, "request body larger than max_body_bytes");
+            }
+            return;
+        case RequestParser::Step::message_complete:
+            body_complete_ = true;
+            if (response_ended_ && output_.empty()) on_response_complete();
+            break;
+        case RequestParser::Step::failed:
+            fail(parser_.error_status(), parser_.error_reason());
+            return;
+        }
+    }
+}
+
+void ClientConnection::dispatch() {
+    const Request& request = parser_.request();
+    const config::ServerConfig& limits = server_.config.server;
+    if (request.content_length > limits.max_body_bytes) {
+        fail(413, "Content-Length larger than max_body_bytes");
+        return;
+    }
+    if (request.has_body()) arm_timer(limits.body_timeout);
+    else uv_timer_stop(&timer_);
+    route_and_serve();
+}
+
+void ClientConnection::route_and_serve() {
+    Request& request = parser_.request();
+    router::NormalizedPath normalized = router::normalize_path(request.path, request.normalized_path);
+    if (normalized.error != router::PathError::none) {
+        respond_text(400, status_text(400));
+        return;
+    }
+    location_ = server_.router.match(request.normalized_path);
+    if (location_ < 0) {
+        respond_text(404, status_text(404));
+        return;
+    }
+    // RFC 9110 10.1.1: tell the client to send the body it is holding back.
+    if (request.expect_continue) output_.push_memory(continue_response);
+    for (auto& handler : server_.handlers[static_cast<size_t>(location_)])
+        if (handler->serve(*this)) return;
+    respond_text(404, status_text(404));
+}
+
+bool ClientConnection::on_request_body(std::string_view chunk) {
+    body_received_ += chunk.size();
+    if (body_received_ > server_.config.server.max_body_bytes) {
+        body_too_large_ = true;
+        return false;
+    }
+    return true;  // no handler takes request bodies yet: they are dropped
+}
+
+void ClientConnection::fail(int status, const char* reason) {
+    spdlog::debug("client error {}: {}", status, reason);
+    discard_input_ = true;
+    close_after_response_ = true;
+    // A client still sending is drained before the close; a slow one is not waited for.
+    linger_on_close_ = status != 408;
+    if (response_begun_ || state_ == State::lingering) {
+        close();
+        return;
+    }
+    state_ = State::active;
+    location_ = -1;
+    respond_text(status, status_text(status));
+}
+
+void ClientConnection::on_response_complete() {
+    if (close_after_response_) {
+        close_after_output();
+        return;
+    }
+    if (body_complete_) finish_request();
+    // else: the rest of the body is read and dropped, then the next request.
+}
+
+void ClientConnection::finish_request() {
+    ++requests_served_;
+    if (server_.draining) {
+        close_after_output();
+        return;
+    }
+    response_begun_ = response_ended_ = head_committed_ = false;
+    body_complete_ = body_too_large_ = false;
+    body_received_ = 0;
+    location_ = -1;
+    server_.buffers.release(head_buffer_);
+    head_buffer_ = nullptr;
+    // Pipelined bytes move to the front: the next head starts at offset 0.
+    size_t leftover = input_filled_ - input_parsed_;
+    if (leftover > 0) std::memmove(input_, input_ + input_parsed_, leftover);
+    input_filled_ = leftover;
+    input_parsed_ = 0;
+    body_start_ = 0;
+    parser_.resume();
+    if (leftover > 0) {
+        state_ = State::reading_head;
+        arm_timer(server_.config.server.header_timeout);
+    } else {
+        state_ = State::idle;
+        arm_timer(server_.config.server.keepalive_timeout);
+        // An idle connection keeps no buffer.
+        server_.buffers.release(input_);
+        input_ = nullptr;
+    }
+    update_poll();
+    // Called from a write completing (not from the parse loop): go on with
+    // the pipelined requests already read.
+    if (!parsing_ && leftover > 0) process_input();
+}
+
+void ClientConnection::close_after_output() {
+    bool unread_input = !body_complete_ || input_parsed_ < input_filled_ || discard_input_;
+    if (!linger_on_close_ && discard_input_) unread_input = false;
+    if (!unread_input || peer_closed_) {
+        close();
+        return;
+    }
+    ::shutdown(fd_, SHUT_WR);
+    state_ = State::lingering;
+    discard_input_ = true;
+    arm_timer(linger_timeout);
+    update_poll();
+}
+
+// ---- responses -----------------------------------------------------------
+
+const Request& ClientConnection::request() const { return parser_.request(); }
+
+const config::LocationConfig& ClientConnection::location() const {
+    return server_.config.locations[static_cast<size_t>(location_)];
+}
+
+bool ClientConnection::keep_alive_after_response() const {
+    const config::ServerConfig& limits = server_.config.server;
+    return !close_after_response_ && !server_.draining && !peer_closed_ &&
+           parser_.request().wants_keep_alive && limits.keepalive_timeout.count() > 0 &&
+           requests_served_ + 1 < limits.keepalive_requests;
+}
+
+void ClientConnection::begin_response(int status, uint64_t content_length) {
+    response_begun_ = true;
+    if (head_buffer_ == nullptr) head_buffer_ = server_.buffers.acquire();
+    head_ = ResponseHead(head_buffer_, server_.buffers.block_size());
+    head_.status_line(status);
+    const std::string& server_header = server_.config.server.server_header;
+    if (!server_header.empty()) head_.header("Server", server_header);
+    head_.header("Date", server_.date.now());
+    if (!is_bodyless_status(status)) head_.header("Content-Length", content_length);
+}
+
+void ClientConnection::add_header(std::string_view name, std::string_view value) {
+    head_.header(name, value);
+}
+
+void ClientConnection::commit_head() {
+    head_committed_ = true;
+    if (keep_alive_after_response()) {
+        // HTTP/1.0 keeps the connection only when told (RFC 9112 9.3).
+        if (parser_.request().version_minor == 0) head_.header("Connection", "keep-alive");
+    } else {
+        close_after_response_ = true;
+        head_.header("Connection", "close");
+    }
+    if (location_ >= 0)
+        for (const auto& [name, value] : location().headers) head_.header(name, value);
+    head_.end();
+    if (head_.overflowed()) {
+        spdlog::error("response head for {} exceeds {} bytes; closing the connection",
+                      parser_.request().target, server_.buffers.block_size());
+        close();
+        return;
+    }
+    output_.push_memory(head_.bytes());
+}
+
+void ClientConnection::send_body(std::string_view bytes) {
+    if (!head_committed_) commit_head();
+    if (!parser_.request().is_head()) output_.push_memory(bytes);
+}
+
+void ClientConnection::send_file(int fd, off_t offset, uint64_t length) {
+    if (!head_committed_) commit_head();
+    if (!parser_.request().is_head()) output_.push_file(fd, offset, length);
+}
+
+void ClientConnection::end_response() {
+    if (!head_committed_) commit_head();
+    response_ended_ = true;
+    flush_output();
+}
+
+void ClientConnection::respond_text(int status, std::string_view body) {
+    bool bodyless = is_bodyless_status(status);
+    begin_response(status, bodyless ? 0 : body.size());
+    if (!bodyless) {
+        add_header("Content-Type", "text/plain; charset=utf-8");
+        send_body(body);
+    }
+    end_response();
+}
+
+void ClientConnection::flush_output() {
+    if (state_ == State::closed) return;
+    uint64_t sent_before = bytes_sent_;
+    switch (output_.flush(fd_, bytes_sent_)) {
+    case OutputQueue::FlushResult::failed:
+        close();
+        return;
+    case OutputQueue::FlushResult::would_block:
+        // send_timeout is the longest gap between writes, not a total.
+        if (!output_blocked_ || bytes_sent_ > sent_before)
+            arm_timer(server_.config.server.send_timeout);
+        output_blocked_ = true;
+        update_poll();
+        return;
+    case OutputQueue::FlushResult::done:
+        break;
+    }
+    if (output_blocked_) {
+        output_blocked_ = false;
+        if (!body_complete_ && state_ == State::active)
+            arm_timer(server_.config.server.body_timeout);
+        else
+            uv_timer_stop(&timer_);
+    }
+    if (response_ended_) on_response_complete();
+    update_poll();
+}
+
+}  // namespace portico::http

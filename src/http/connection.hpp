@@ -1,0 +1,126 @@
+// One client connection: its socket, the request parser, the output queue,
+// one timer, and the state machine that ties them together.
+//
+// Socket I/O design (settled here for every handler): the socket is owned by
+// a uv_poll_t, and reads, writev(2) and sendfile(2) are our own system calls
+// on the non-blocking descriptor. libuv's uv_tcp_t cannot send a file (its
+// uv_fs_sendfile runs on the thread pool and fails with EAGAIN on a
+// non-blocking socket), and a uv_poll_t must not watch a descriptor a
+// uv_tcp_t owns, so one owner it is. It also gives precise back-pressure:
+// we ask for readability only while we have room to read into, and for
+// writability only while the output queue is blocked. Level-triggered epoll
+// underneath means nothing is lost when we stop reading for a while.
+#pragma once
+
+#include <uv.h>
+
+#include <cstdint>
+
+#include "http/exchange.hpp"
+#include "http/output_queue.hpp"
+#include "http/request_parser.hpp"
+#include "http/response_head.hpp"
+#include "http/server_context.hpp"
+
+namespace portico::http {
+
+class ClientConnection final : public Exchange, private RequestParser::BodyReceiver {
+public:
+    // Takes ownership of the accepted, non-blocking socket.
+    static void start(ServerContext& server, int fd);
+
+    // Closes the connection now if it is between requests (worker drain).
+    void close_if_idle();
+
+    ClientConnection* next = nullptr;  // in ServerContext::connections
+    ClientConnection* prev = nullptr;
+
+    // Exchange
+    const Request& request() const override;
+    const config::LocationConfig& location() const override;
+    void begin_response(int status, uint64_t content_length) override;
+    void add_header(std::string_view name, std::string_view value) override;
+    void send_body(std::string_view bytes) override;
+    void send_file(int fd, off_t offset, uint64_t length) override;
+    void end_response() override;
+    void respond_text(int status, std::string_view body) override;
+
+private:
+    enum class State {
+        idle,          // between requests; nothing of the next one has arrived
+        reading_head,  // part of a request head is in
+        active,        // head complete: a handler answers, the body may still arrive
+        lingering,     // answered and closing: discard input so the answer is not reset
+        closed,
+    };
+
+    ClientConnection(ServerContext& server, int fd);
+    ~ClientConnection();
+
+    static void on_poll(uv_poll_t* handle, int status, int events);
+    static void on_timer(uv_timer_t* handle);
+    static void on_handle_closed(uv_handle_t* handle);
+
+    void on_readable();
+    void on_writable();
+    void on_timeout();
+    void process_input();
+    void parse_available_input();
+    void dispatch();
+    void route_and_serve();
+    void finish_request();
+    void fail(int status, const char* reason);
+    void on_response_complete();
+    void flush_output();
+    void close_after_output();
+    void close();
+
+    bool on_request_body(std::string_view chunk) override;
+
+    void update_poll();
+    void arm_timer(config::Duration timeout);
+    bool keep_alive_after_response() const;
+    void commit_head();
+    size_t input_capacity() const { return server_.buffers.block_size(); }
+
+    ServerContext& server_;
+    int fd_;
+    uv_poll_t poll_;
+    uv_timer_t timer_;
+    int open_handles_ = 2;
+    int poll_events_ = 0;
+    State state_ = State::idle;
+
+    // Input: requests are parsed in place. The current request's head starts
+    // at offset 0; body bytes are read after it and dropped once passed on.
+    char* input_ = nullptr;
+    size_t input_filled_ = 0;
+    size_t input_parsed_ = 0;
+    size_t body_start_ = 0;
+    RequestParser parser_;
+    uint64_t body_received_ = 0;
+    bool body_complete_ = false;
+    bool body_too_large_ = false;
+    bool peer_closed_ = false;
+    bool parsing_ = false;  // inside process_input(), which goes on by itself
+    // After a parse error or a timeout nothing more is parsed; what arrives
+    // is read and dropped until the answer is out.
+    bool discard_input_ = false;
+    bool linger_on_close_ = false;
+
+    // Output.
+    char* head_buffer_ = nullptr;
+    ResponseHead head_{nullptr, 0};
+    OutputQueue output_;
+    bool output_blocked_ = false;
+    bool response_begun_ = false;
+    bool response_ended_ = false;
+    bool head_committed_ = false;
+    bool close_after_response_ = false;
+    uint64_t bytes_sent_ = 0;
+
+    int location_ = -1;
+    uint32_t requests_served_ = 0;
+};
+
+}  // namespace portico::http

@@ -1,0 +1,53 @@
+// What a connection still has to send: memory pieces (a response head, a
+// fixed body, proxied bytes) and file ranges (sendfile(2)), in order.
+//
+// flush() writes as much as the socket takes right now: consecutive memory
+// pieces go out in one writev(2), so a head and a small body cost one system
+// call; a file range goes out with sendfile(2), which copies in the kernel.
+// It stops at EAGAIN, and the connection waits for writability.
+#pragma once
+
+#include <sys/types.h>
+#include <sys/uio.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+#include <string_view>
+
+namespace portico::http {
+
+class OutputQueue {
+public:
+    // The bytes must stay valid until they are sent or the queue is cleared.
+    void push_memory(std::string_view bytes);
+    // The descriptor must stay open until the range is sent or the queue is cleared.
+    void push_file(int fd, off_t offset, uint64_t length);
+
+    enum class FlushResult { done, would_block, failed };
+    // `sent` adds the bytes written by this call.
+    FlushResult flush(int socket_fd, uint64_t& sent);
+
+    bool empty() const { return first_ == pieces_.size(); }
+    uint64_t pending_bytes() const { return pending_bytes_; }
+    void clear();
+
+private:
+    struct Piece {
+        const char* data;  // nullptr for a file range
+        int fd;
+        off_t offset;
+        uint64_t length;
+    };
+    FlushResult flush_memory(int socket_fd, uint64_t& sent);
+    FlushResult flush_file(int socket_fd, uint64_t& sent);
+    void consume(uint64_t bytes);
+
+    // A vector read from `first_` rather than a deque: an empty vector owns no
+    // memory, which keeps an idle connection small.
+    std::vector<Piece> pieces_;
+    size_t first_ = 0;
+    uint64_t pending_bytes_ = 0;
+};
+
+}  // namespace portico::http

@@ -1,0 +1,50 @@
+// One parsed request head. Every view points into the connection's read
+// buffer, which is not moved or reused until the request is finished, so the
+// head is parsed without copying a byte.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace portico::http {
+
+struct HeaderField {
+    std::string_view name;
+    std::string_view value;
+};
+
+// ASCII case-insensitive equality, for header names and tokens.
+bool equals_ignore_case(std::string_view a, std::string_view b);
+
+struct Request {
+    uint8_t method = 0;  // llhttp_method_t
+    std::string_view method_name;
+    uint8_t version_minor = 1;  // HTTP/1.x; the parser refuses other majors
+    std::string_view target;    // as sent: origin form or absolute form
+    std::string_view path;      // the path of the target, still percent-encoded
+    std::string_view query;     // after '?', without it; empty when absent
+    std::string_view authority; // host of an absolute-form target, else empty
+    std::vector<HeaderField> headers;
+
+    // Derived while parsing, so handlers need not search the header list.
+    std::string_view host;  // the Host header, or the absolute-form authority
+    bool expect_continue = false;
+    bool chunked = false;
+    bool has_content_length = false;
+    uint64_t content_length = 0;
+    bool wants_keep_alive = true;  // llhttp's verdict from version + Connection
+
+    // Filled by the connection before routing; reused across requests.
+    std::string normalized_path;
+
+    bool has_body() const { return chunked || content_length > 0; }
+    bool is_head() const;
+    // The first header with this name (case-insensitive), or an empty view.
+    std::string_view header(std::string_view name) const;
+    // Clears the views for the next request, keeping allocated capacity.
+    void reset();
+};
+
+}  // namespace portico::http

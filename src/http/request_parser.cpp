@@ -1,0 +1,210 @@
+#include "http/request_parser.hpp"
+
+namespace portico::http {
+
+namespace {
+
+// llhttp may hand a span over in several calls (one per read). The buffer is
+// never moved while a head is parsed, so the pieces are adjacent, and a piece
+// that is not continues a folded line (obs-fold), which RFC 9112 5.2 lets a
+// server refuse and llhttp's strict mode lets through.
+bool extend(std::string_view& view, const char* at, size_t length) {
+    if (view.data() == nullptr) {
+        view = {at, length};
+        return true;
+    }
+    if (view.data() + view.size() != at) return false;
+    view = {view.data(), view.size() + length};
+    return true;
+}
+
+std::string_view trim(std::string_view text) {
+    while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
+    while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
+    return text;
+}
+
+// Every coding in a Transfer-Encoding value must be one we can decode; only
+// chunked is (RFC 9112 6.1: otherwise 501). Its position is llhttp's check.
+bool only_chunked_codings(std::string_view value) {
+    while (!value.empty()) {
+        size_t comma = value.find(',');
+        std::string_view coding = trim(value.substr(0, comma));
+        if (!coding.empty() && !equals_ignore_case(coding, "chunked")) return false;
+        if (comma == std::string_view::npos) break;
+        value.remove_prefix(comma + 1);
+    }
+    return true;
+}
+
+}  // namespace
+
+const llhttp_settings_t RequestParser::settings = [] {
+    llhttp_settings_t s;
+    llhttp_settings_init(&s);
+    s.on_message_begin = on_message_begin;
+    s.on_method = on_method;
+    s.on_url = on_url;
+    s.on_url_complete = on_url_complete;
+    s.on_header_field = on_header_field;
+    s.on_header_value = on_header_value;
+    s.on_header_value_complete = on_header_value_complete;
+    s.on_headers_complete = on_headers_complete;
+    s.on_body = on_body;
+    s.on_message_complete = on_message_complete;
+    return s;
+}();
+
+RequestParser::RequestParser(BodyReceiver& receiver) : receiver_(receiver) {
+    llhttp_init(&parser_, HTTP_REQUEST, &settings);
+    parser_.data = this;
+}
+
+RequestParser& RequestParser::from(llhttp_t* parser) {
+    return *static_cast<RequestParser*>(parser->data);
+}
+
+RequestParser::Outcome RequestParser::parse(const char* data, size_t size) {
+    pause_reason_ = Step::need_more_data;
+    llhttp_errno_t result = llhttp_execute(&parser_, data, size);
+    if (result == HPE_OK) return {Step::need_more_data, size};
+    size_t consumed = static_cast<size_t>(llhttp_get_error_pos(&parser_) - data);
+    if (result == HPE_PAUSED) return {pause_reason_, consumed};
+    if (error_status_ == 0) {
+        error_status_ = 400;
+        error_reason_ = llhttp_get_error_reason(&parser_);
+        if (error_reason_ == nullptr) error_reason_ = llhttp_errno_name(result);
+    }
+    return {Step::failed, consumed};
+}
+
+void RequestParser::resume() {
+    if (llhttp_get_errno(&parser_) == HPE_PAUSED) llhttp_resume(&parser_);
+}
+
+int RequestParser::fail(int status, const char* reason) {
+    error_status_ = status;
+    error_reason_ = reason;
+    llhttp_set_error_reason(&parser_, reason);
+    return HPE_USER;
+}
+
+int RequestParser::on_message_begin(llhttp_t* parser) {
+    RequestParser& self = from(parser);
+    self.request_.reset();
+    self.current_ = {};
+    self.in_message_ = true;
+    self.url_complete_ = false;
+    self.head_complete_ = false;
+    return HPE_OK;
+}
+
+int RequestParser::on_method(llhttp_t* parser, const char* at, size_t length) {
+    RequestParser& self = from(parser);
+    extend(self.request_.method_name, at, length);
+    return HPE_OK;
+}
+
+int RequestParser::on_url(llhttp_t* parser, const char* at, size_t length) {
+    RequestParser& self = from(parser);
+    extend(self.request_.target, at, length);
+    return HPE_OK;
+}
+
+int RequestParser::on_url_complete(llhttp_t* parser) {
+    from(parser).url_complete_ = true;
+    return HPE_OK;
+}
+
+int RequestParser::on_header_field(llhttp_t* parser, const char* at, size_t length) {
+    RequestParser& self = from(parser);
+    if (!extend(self.current_.name, at, length)) return self.fail(400, "malformed header name");
+    return HPE_OK;
+}
+
+int RequestParser::on_header_value(llhttp_t* parser, const char* at, size_t length) {
+    RequestParser& self = from(parser);
+    if (!extend(self.current_.value, at, length))
+        return self.fail(400, "obsolete line folding in a header value");
+    return HPE_OK;
+}
+
+int RequestParser::on_header_value_complete(llhttp_t* parser) {
+    RequestParser& self = from(parser);
+    HeaderField field = self.current_;
+    if (field.value.data() == nullptr) field.value = {};
+    self.current_ = {};
+    self.request_.headers.push_back(field);
+    return self.interpret_header(field);
+}
+
+int RequestParser::interpret_header(const HeaderField& field) {
+    if (equals_ignore_case(field.name, "host")) {
+        if (request_.host.data() != nullptr) return fail(400, "more than one Host header");
+        request_.host = field.value;
+    } else if (equals_ignore_case(field.name, "transfer-encoding")) {
+        if (!only_chunked_codings(field.value)) return fail(501, "unsupported transfer coding");
+    } else if (equals_ignore_case(field.name, "expect")) {
+        if (!equals_ignore_case(field.value, "100-continue"))
+            return fail(417, "unsupported expectation");
+        request_.expect_continue = true;
+    }
+    return HPE_OK;
+}
+
+// Splits an origin-form ("/p?q") or absolute-form ("http://h/p?q") target.
+bool RequestParser::split_target() {
+    std::string_view target = request_.target;
+    for (std::string_view scheme : {std::string_view("http://"), std::string_view("https://")}) {
+        if (target.size() > scheme.size() && equals_ignore_case(target.substr(0, scheme.size()), scheme)) {
+            target.remove_prefix(scheme.size());
+            size_t slash = target.find_first_of("/?");
+            request_.authority = target.substr(0, slash);
+            target = slash == std::string_view::npos ? std::string_view("/") : target.substr(slash);
+            if (target.front() == '?') return false;
+            break;
+        }
+    }
+    if (target.empty() || target.front() != '/') return false;
+    size_t question = target.find('?');
+    request_.path = target.substr(0, question);
+    if (question != std::string_view::npos) request_.query = target.substr(question + 1);
+    return true;
+}
+
+int RequestParser::on_headers_complete(llhttp_t* parser) {
+    RequestParser& self = from(parser);
+    Request& request = self.request_;
+    if (parser->http_major != 1) return self.fail(505, "only HTTP/1.0 and HTTP/1.1 are served");
+    request.method = parser->method;
+    request.version_minor = parser->http_minor;
+    if (!self.split_target()) return self.fail(400, "request target is not a path");
+    // RFC 9110 7.2: an absolute-form target's authority replaces Host.
+    if (!request.authority.empty()) request.host = request.authority;
+    if (request.version_minor == 1 && request.host.data() == nullptr)
+        return self.fail(400, "HTTP/1.1 request without a Host header");
+    request.chunked = (parser->flags & F_CHUNKED) != 0;
+    request.has_content_length = (parser->flags & F_CONTENT_LENGTH) != 0;
+    request.content_length = request.has_content_length ? parser->content_length : 0;
+    request.wants_keep_alive = llhttp_should_keep_alive(parser) != 0;
+    if (!request.has_body()) request.expect_continue = false;
+    self.head_complete_ = true;
+    self.pause_reason_ = Step::head_complete;
+    return HPE_PAUSED;
+}
+
+int RequestParser::on_body(llhttp_t* parser, const char* at, size_t length) {
+    RequestParser& self = from(parser);
+    if (self.receiver_.on_request_body({at, length})) return HPE_OK;
+    self.pause_reason_ = Step::body_paused;
+    return HPE_PAUSED;
+}
+
+int RequestParser::on_message_complete(llhttp_t* parser) {
+    RequestParser& self = from(parser);
+    self.in_message_ = false;
+    self.pause_reason_ = Step::message_complete;
+    return HPE_PAUSED;
+}
+
+}  // namespace portico::http

@@ -1,0 +1,33 @@
+#include "http/server_context.hpp"
+
+#include <algorithm>
+
+#include "http/respond_handler.hpp"
+
+namespace portico::http {
+
+namespace {
+
+// Each location's handlers, in the order they are tried. The static and
+// proxy handlers join here as they land: "root then proxy" is the file if it
+// exists, else the upstream.
+std::vector<std::unique_ptr<Handler>> handlers_for(const config::LocationConfig& location) {
+    std::vector<std::unique_ptr<Handler>> handlers;
+    if (location.respond) handlers.push_back(std::make_unique<RespondHandler>(*location.respond));
+    return handlers;
+}
+
+// Input buffers hold a whole request head, with room to spare for body reads.
+size_t buffer_size_for(const config::ServerConfig& server) {
+    return std::max<size_t>(server.max_header_bytes + 1, 16 * 1024);
+}
+
+}  // namespace
+
+ServerContext::ServerContext(uv_loop_t* loop, const config::Config& config)
+    : loop(loop), config(config), router(config.locations), buffers(buffer_size_for(config.server)) {
+    for (const config::LocationConfig& location : config.locations)
+        handlers.push_back(handlers_for(location));
+}
+
+}  // namespace portico::http

@@ -1,0 +1,43 @@
+// The per-worker state every client connection shares: the config snapshot,
+// the compiled locations, and the recycled buffers. Owned by the worker.
+#pragma once
+
+#include <uv.h>
+
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "config/config.hpp"
+#include "core/buffer_pool.hpp"
+#include "core/http_date.hpp"
+#include "http/exchange.hpp"
+#include "router/router.hpp"
+
+namespace portico::http {
+
+class ClientConnection;
+
+struct ServerContext {
+    ServerContext(uv_loop_t* loop, const config::Config& config);
+
+    uv_loop_t* loop;
+    const config::Config& config;
+    router::Router router;
+    // handlers[i] serve config.locations[i], tried in order.
+    std::vector<std::vector<std::unique_ptr<Handler>>> handlers;
+    core::DateCache date;
+    core::BufferPool buffers;
+
+    // Set when the worker drains: connections finish what they are doing,
+    // say "Connection: close", and idle ones close.
+    bool draining = false;
+    // Every open connection, so a drain can reach the idle ones.
+    ClientConnection* connections = nullptr;
+    size_t connection_count = 0;
+    // Called after a connection is freed (the worker resumes accepting, or
+    // exits when draining and none is left).
+    std::function<void()> on_connection_closed;
+};
+
+}  // namespace portico::http

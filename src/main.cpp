@@ -1,0 +1,59 @@
+// portico: the command line only. Everything else starts in worker/master.
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <string>
+
+#include <spdlog/spdlog.h>
+
+#include "config/config.hpp"
+#include "core/log.hpp"
+#include "worker/master.hpp"
+
+namespace {
+
+constexpr const char* usage =
+    "usage: portico [-c FILE]      run in the foreground (default conf/portico.toml)\n"
+    "       portico -t [-c FILE]   check the configuration and exit (0 valid, 1 not)\n"
+    "       portico --version\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    std::string config_path = "conf/portico.toml";
+    bool test_only = false;
+    for (int i = 1; i < argc; ++i) {
+        std::string arg = argv[i];
+        if (arg == "--version" || arg == "-v") {
+            std::printf("portico %s\n", PORTICO_VERSION);
+            return 0;
+        } else if (arg == "-t") {
+            test_only = true;
+        } else if (arg == "-c" && i + 1 < argc) {
+            config_path = argv[++i];
+        } else if (arg == "-h" || arg == "--help") {
+            std::fputs(usage, stdout);
+            return 0;
+        } else {
+            std::fprintf(stderr, "portico: unknown argument '%s'\n%s", arg.c_str(), usage);
+            return 2;
+        }
+    }
+
+    portico::config::LoadResult loaded = portico::config::load_config_file(config_path);
+    for (const portico::config::ConfigError& error : loaded.errors)
+        std::fprintf(stderr, "%s\n", error.to_string().c_str());
+    if (!loaded.config) {
+        std::fprintf(stderr, "portico: configuration %s has %zu problem(s)\n", config_path.c_str(),
+                     loaded.errors.size());
+        return 1;
+    }
+    if (test_only) {
+        std::printf("portico: configuration %s is valid\n", config_path.c_str());
+        return 0;
+    }
+    auto config = std::make_unique<portico::config::Config>(std::move(*loaded.config));
+    portico::core::open_error_log(config->log, "master");
+    portico::worker::Master master(config_path, std::move(config));
+    return master.run();
+}
