@@ -198,7 +198,7 @@ void ClientConnection::parse_available_input() {
         case RequestParser::Step::head_complete:
             state_ = State::active;
             body_start_ = input_parsed_;
-            dispatch();
+            on_head_complete();
             parser_.resume();
             break;
         case RequestParser::Step::body_paused:
@@ -208,6 +208,7 @@ void ClientConnection::parse_available_input() {
             return;
         case RequestParser::Step::message_complete:
             body_complete_ = true;
+            if (location_ >= 0 && !handler_started_ && !response_begun_) serve();
             if (response_ended_ && output_.empty()) on_response_complete();
             break;
         case RequestParser::Step::failed:
@@ -217,20 +218,22 @@ void ClientConnection::parse_available_input() {
     }
 }
 
-void ClientConnection::dispatch() {
-    const Request& request = parser_.request();
+void ClientConnection::on_head_complete() {
+    Request& request = parser_.request();
     const config::ServerConfig& limits = server_.config.server;
+    // The head arrived in fewer reads than the limit check in the parse loop saw.
+    if (input_parsed_ > limits.max_header_bytes) {
+        size_t line_end = static_cast<size_t>(request.target.data() + request.target.size() - input_);
+        fail(line_end > limits.max_header_bytes ? 414 : 431, "request head too large");
+        return;
+    }
     if (request.content_length > limits.max_body_bytes) {
         fail(413, "Content-Length larger than max_body_bytes");
         return;
     }
     if (request.has_body()) arm_timer(limits.body_timeout);
     else uv_timer_stop(&timer_);
-    route_and_serve();
-}
 
-void ClientConnection::route_and_serve() {
-    Request& request = parser_.request();
     router::NormalizedPath normalized = router::normalize_path(request.path, request.normalized_path);
     if (normalized.error != router::PathError::none) {
         respond_text(400, status_text(400));
@@ -241,8 +244,18 @@ void ClientConnection::route_and_serve() {
         respond_text(404, status_text(404));
         return;
     }
-    // RFC 9110 10.1.1: tell the client to send the body it is holding back.
-    if (request.expect_continue) output_.push_memory(continue_response);
+    // RFC 9110 10.1.1: the client holds the body back until told to send it.
+    if (request.expect_continue) {
+        output_.push_memory(continue_response);
+        flush_output();
+    }
+    // Handlers run once the whole request is in, so a bad or oversized body
+    // still gets its 400/413 instead of a 200 already on the wire. (The
+    // proxy, which streams bodies, will be started here instead.)
+}
+
+void ClientConnection::serve() {
+    handler_started_ = true;
     for (auto& handler : server_.handlers[static_cast<size_t>(location_)])
         if (handler->serve(*this)) return;
     respond_text(404, status_text(404));
@@ -288,7 +301,7 @@ void ClientConnection::finish_request() {
         return;
     }
     response_begun_ = response_ended_ = head_committed_ = false;
-    body_complete_ = body_too_large_ = false;
+    body_complete_ = body_too_large_ = handler_started_ = false;
     body_received_ = 0;
     location_ = -1;
     server_.buffers.release(head_buffer_);

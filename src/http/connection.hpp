@@ -66,8 +66,8 @@ private:
     void on_timeout();
     void process_input();
     void parse_available_input();
-    void dispatch();
-    void route_and_serve();
+    void on_head_complete();
+    void serve();
     void finish_request();
     void fail(int status, const char* reason);
     void on_response_complete();
@@ -120,6 +120,7 @@ private:
     uint64_t bytes_sent_ = 0;
 
     int location_ = -1;
+    bool handler_started_ = false;
     uint32_t requests_served_ = 0;
 };
 
