@@ -1,0 +1,334 @@
+// [[location]] tables: how each matches, and what it does.
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <cerrno>
+#include <cstring>
+
+#include <re2/re2.h>
+
+#include "config/sections.hpp"
+
+namespace portico::config {
+
+namespace {
+
+constexpr std::array<std::pair<std::string_view, MatchKind>, 3> match_keys{{
+    {"exact", MatchKind::exact},
+    {"prefix", MatchKind::prefix},
+    {"regex", MatchKind::regex},
+}};
+
+std::string_view kind_name(MatchKind kind) {
+    for (const auto& [name, match] : match_keys) {
+        if (match == kind) {
+            return name;
+        }
+    }
+    return {};
+}
+
+// Named by its match text when it has exactly one, else by its place in the
+// file ("location #3"), so every message points at something the operator
+// recognises.
+std::string location_label(const toml::table& table, size_t number) {
+    const toml::node* only = nullptr;
+    int count = 0;
+    for (const auto& [key, kind] : match_keys) {
+        if (const toml::node* value = table.get(key)) {
+            only = value;
+            ++count;
+        }
+    }
+    if (count == 1 && only->is_string()) {
+        return "location '" + only->as_string()->get() + "'";
+    }
+    return "location #" + std::to_string(number);
+}
+
+bool check_pattern(TableReader& reader, std::string_view key, MatchKind kind,
+                   const toml::node& value, const std::string& pattern) {
+    if (kind != MatchKind::regex) {
+        if (!pattern.starts_with('/')) {
+            reader.wrong(key, value, "a path starting with '/'");
+            return false;
+        }
+        return true;
+    }
+    re2::RE2 compiled(pattern, re2::RE2::Quiet);
+    if (!compiled.ok()) {
+        reader.report(
+            key, value,
+            describe(value) + " is not a valid RE2 regular expression: " + compiled.error());
+        return false;
+    }
+    return true;
+}
+
+void read_match(TableReader& reader, const std::string& label, Diagnostics& diagnostics,
+                LocationConfig& location) {
+    std::vector<std::string_view> present;
+    for (const auto& [key, kind] : match_keys) {
+        if (!reader.get(key)) {
+            continue;
+        }
+        present.push_back(key);
+        std::string pattern;
+        if (reader.read_string(key, pattern) &&
+            check_pattern(reader, key, kind, *reader.get(key), pattern)) {
+            location.match = kind;
+            location.pattern = std::move(pattern);
+        }
+    }
+    if (present.empty()) {
+        diagnostics.error(location.where,
+                          label + ": needs exactly one of exact, prefix or regex to match on");
+    } else if (present.size() > 1) {
+        diagnostics.error(location.where, label + ": has both " + std::string(present[0]) +
+                                              " and " + std::string(present[1]) +
+                                              "; a location matches in exactly one way");
+    }
+}
+
+// Why `path` cannot serve files, or "" when it can.
+std::string unusable_directory(const std::string& path) {
+    struct stat info {};
+    if (::stat(path.c_str(), &info) != 0) {
+        return std::strerror(errno);
+    }
+    if (!S_ISDIR(info.st_mode)) {
+        return std::strerror(ENOTDIR);
+    }
+    // Listing needs R, opening files below needs X.
+    if (::access(path.c_str(), R_OK | X_OK) != 0) {
+        return std::strerror(errno);
+    }
+    return {};
+}
+
+void read_root(TableReader& reader, const std::string& label, LoadContext& context,
+               LocationConfig& location) {
+    std::string text;
+    if (!reader.read_string("root", text)) {
+        return;
+    }
+    std::string root = resolve_path(context, text);
+    if (std::string why = unusable_directory(root); !why.empty()) {
+        context.diagnostics.error(
+            reader.get("root")->source(),
+            label + ": root '" + root + "' is not a readable directory: " + why);
+    }
+    location.root = std::move(root);
+}
+
+void read_static_options(TableReader& reader, LocationConfig& location) {
+    if (reader.read_string_array("index", location.index)) {
+        for (const std::string& name : location.index) {
+            if (name.empty() || name.find('/') != std::string::npos) {
+                reader.wrong("index", "file names without '/'");
+                break;
+            }
+        }
+    }
+    reader.read_bool("gzip_static", location.gzip_static);
+    reader.read_bool("dotfiles", location.dotfiles);
+    std::string cache_control;
+    if (read_header_value(reader, "cache_control", cache_control)) {
+        location.cache_control = std::move(cache_control);
+    }
+}
+
+void read_respond(const toml::node& node, const std::string& label, Diagnostics& diagnostics,
+                  LocationConfig& location) {
+    const toml::table* table = node.as_table();
+    if (!table) {
+        diagnostics.error(node.source(), label +
+                                             ": respond: expected a table like "
+                                             "{ status = 200, body = \"ok\\n\" }, got " +
+                                             describe(node));
+        return;
+    }
+    TableReader reader(*table, label + ": respond.", "respond of " + label, diagnostics);
+    RespondConfig respond;
+    reader.read_bounded("status", respond.status, 100, 599);
+    reader.read_string("body", respond.body);
+    reader.finish();
+    location.respond = std::move(respond);
+}
+
+// RFC 9110 section 5.6.2: a field name is a token.
+bool is_token(std::string_view text) {
+    constexpr std::string_view symbols = "!#$%&'*+-.^_`|~";
+    auto token_char = [symbols](unsigned char c) {
+        return std::isalnum(c) || symbols.find(static_cast<char>(c)) != std::string_view::npos;
+    };
+    return !text.empty() && std::all_of(text.begin(), text.end(), token_char);
+}
+
+// Header names are case-insensitive (RFC 9110 section 5.1).
+bool same_header_name(std::string_view a, std::string_view b) {
+    return a.size() == b.size() && ::strncasecmp(a.data(), b.data(), a.size()) == 0;
+}
+
+// The response writer owns message framing; a configured one would
+// contradict the body actually sent.
+bool is_framing_header(std::string_view name) {
+    return same_header_name(name, "content-length") ||
+           same_header_name(name, "transfer-encoding") || same_header_name(name, "connection");
+}
+
+bool has_header(const HeaderList& headers, std::string_view name) {
+    return std::any_of(headers.begin(), headers.end(),
+                       [name](const auto& header) { return same_header_name(header.first, name); });
+}
+
+void read_header(const toml::key& key, const toml::node& value, const std::string& label,
+                 Diagnostics& diagnostics, HeaderList& headers) {
+    std::string name(key.str());
+    std::string field = label + ": headers." + name;
+    if (!is_token(name)) {
+        diagnostics.error(key.source(), field + ": not a valid header name");
+    } else if (is_framing_header(name)) {
+        diagnostics.error(key.source(), field + ": set by portico itself, cannot be configured");
+    } else if (has_header(headers, name)) {
+        diagnostics.error(key.source(),
+                          field + ": the same header is already set (case is ignored)");
+    } else if (const auto* text = value.as_string(); !text || !is_header_value(text->get())) {
+        diagnostics.error(value.source(), field + ": expected a string without line breaks, got " +
+                                              describe(value));
+    } else {
+        headers.emplace_back(std::move(name), text->get());
+    }
+}
+
+void read_headers(TableReader& reader, const std::string& label, Diagnostics& diagnostics,
+                  LocationConfig& location) {
+    const toml::node* node = reader.get("headers");
+    if (!node) {
+        return;
+    }
+    const toml::table* table = node->as_table();
+    if (!table) {
+        reader.wrong("headers", *node, "a table like { \"X-Frame-Options\" = \"DENY\" }");
+        return;
+    }
+    for (const auto& [key, value] : entries_in_file_order(*table)) {
+        read_header(*key, *value, label, diagnostics, location.headers);
+    }
+}
+
+// An option without the setting it modifies is a mistake to report, not a
+// no-op to ignore.
+void require_companion(TableReader& reader, std::string_view key, bool has_companion,
+                       std::string_view companion, Diagnostics& diagnostics) {
+    const toml::node* value = reader.get(key);
+    if (value && !has_companion) {
+        diagnostics.error(
+            value->source(),
+            reader.field(key) + ": applies only to a location with " + std::string(companion));
+    }
+}
+
+void check_actions(TableReader& reader, const std::string& label, Diagnostics& diagnostics,
+                   const LocationConfig& location) {
+    bool has_root = reader.table().contains("root");
+    bool has_proxy = reader.table().contains("proxy");
+    const toml::node* respond = reader.get("respond");
+    if (!has_root && !has_proxy && !respond) {
+        diagnostics.error(location.where,
+                          label + ": needs something to do: root, proxy or respond");
+    }
+    if (respond && (has_root || has_proxy)) {
+        diagnostics.error(respond->source(),
+                          label + ": respond cannot be combined with root or proxy");
+    }
+    for (std::string_view key : {"index", "gzip_static", "cache_control", "dotfiles"}) {
+        require_companion(reader, key, has_root, "root", diagnostics);
+    }
+    for (std::string_view key : {"preserve_host", "websocket"}) {
+        require_companion(reader, key, has_proxy, "proxy", diagnostics);
+    }
+    const toml::node* stop_regex = reader.get("stop_regex");
+    if (stop_regex && location.match != MatchKind::prefix) {
+        diagnostics.error(stop_regex->source(),
+                          label + ": stop_regex applies only to prefix locations");
+    }
+}
+
+LocationConfig read_location(const toml::table& table, size_t number, LoadContext& context,
+                             std::vector<UpstreamConfig>& upstreams) {
+    std::string label = location_label(table, number);
+    TableReader reader(table, label + ": ", label, context.diagnostics);
+    LocationConfig location;
+    location.where = position_of(table.source());
+    read_match(reader, label, context.diagnostics, location);
+    location.name = location.pattern;
+    if (reader.read_string("name", location.name) && location.name.empty()) {
+        reader.wrong("name", "a non-empty label");
+    }
+    reader.read_bool("stop_regex", location.stop_regex);
+    read_root(reader, label, context, location);
+    read_static_options(reader, location);
+    if (const toml::node* proxy = reader.get("proxy")) {
+        location.upstream = resolve_proxy(*proxy, reader.field("proxy"), context, upstreams);
+    }
+    reader.read_bool("preserve_host", location.preserve_host);
+    reader.read_bool("websocket", location.websocket);
+    if (const toml::node* respond = reader.get("respond")) {
+        read_respond(*respond, label, context.diagnostics, location);
+    }
+    read_headers(reader, label, context.diagnostics, location);
+    check_actions(reader, label, context.diagnostics, location);
+    reader.finish();
+    return location;
+}
+
+// nginx refuses two locations with the same match; the router would
+// silently keep only one of them.
+void check_duplicate(const LocationConfig& location, const std::string& label,
+                     const std::vector<LocationConfig>& earlier, Diagnostics& diagnostics) {
+    for (const LocationConfig& other : earlier) {
+        if (!location.pattern.empty() && other.match == location.match &&
+            other.pattern == location.pattern) {
+            diagnostics.error(location.where, label + ": the same " +
+                                                  std::string(kind_name(location.match)) +
+                                                  " location is already defined on line " +
+                                                  std::to_string(other.where.line));
+            return;
+        }
+    }
+}
+
+}  // namespace
+
+void read_locations(const toml::node& node, LoadContext& context,
+                    std::vector<UpstreamConfig>& upstreams,
+                    std::vector<LocationConfig>& locations) {
+    const toml::array* array = node.as_array();
+    if (!array) {
+        context.diagnostics.error(
+            node.source(),
+            "location: expected [[location]] tables (double brackets), got " + describe(node));
+        return;
+    }
+    size_t number = 0;
+    for (const toml::node& element : *array) {
+        ++number;
+        const toml::table* table = element.as_table();
+        if (!table) {
+            context.diagnostics.error(element.source(), "location #" + std::to_string(number) +
+                                                            ": expected a table, got " +
+                                                            describe(element));
+            continue;
+        }
+        LocationConfig location = read_location(*table, number, context, upstreams);
+        check_duplicate(location, location_label(*table, number), locations, context.diagnostics);
+        locations.push_back(std::move(location));
+    }
+}
+
+}  // namespace portico::config

@@ -1,0 +1,56 @@
+// Internal to the config loader: one reader per part of the file. Each takes
+// the node as found (nullptr when absent), reports what is wrong, and fills
+// what it can so later parts can still be checked against it.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <toml++/toml.h>
+
+#include "config/config.hpp"
+#include "config/table_reader.hpp"
+
+namespace portico::config {
+
+struct LoadContext {
+    Diagnostics& diagnostics;
+    std::filesystem::path folder;  // of the config file; anchors relative paths
+};
+
+// `path` made absolute against the config folder, without "." or ".." parts
+// or a trailing slash.
+std::string resolve_path(const LoadContext& context, std::string_view path);
+
+// Header values go on the wire as written: a CR or LF would split the
+// response (header injection).
+bool is_header_value(std::string_view text);
+// A string that passes is_header_value; `out` is left alone otherwise.
+bool read_header_value(TableReader& reader, std::string_view key, std::string& out);
+
+// The table at `node`, or an error saying what `name` should have been.
+const toml::table* expect_table(const toml::node& node, std::string_view name,
+                                LoadContext& context);
+
+void read_server(const toml::node* node, LoadContext& context, ServerConfig& server);
+void read_log(const toml::node& node, LoadContext& context, LogConfig& log);
+void read_metrics(const toml::node& node, LoadContext& context, const ServerConfig& server,
+                  std::optional<MetricsConfig>& metrics);
+void read_mime(const toml::node& node, LoadContext& context,
+               std::vector<std::pair<std::string, std::string>>& mime);
+
+// The named [upstream.NAME] tables, in file order.
+void read_upstreams(const toml::node& node, LoadContext& context,
+                    std::vector<UpstreamConfig>& upstreams);
+
+// proxy = "NAME" or "http://host:port": the index into `upstreams`, appending
+// an inline upstream for a URL not seen before.
+std::optional<size_t> resolve_proxy(const toml::node& value, std::string_view field,
+                                    LoadContext& context, std::vector<UpstreamConfig>& upstreams);
+
+void read_locations(const toml::node& node, LoadContext& context,
+                    std::vector<UpstreamConfig>& upstreams, std::vector<LocationConfig>& locations);
+
+}  // namespace portico::config
