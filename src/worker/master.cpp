@@ -255,6 +255,9 @@ void Master::begin_shutdown() {
     stopping_ = true;
     stop_deadline_ms_ = monotonic_ms() + config_->server.shutdown_timeout.count();
     signal_workers(SIGQUIT);
+    // New clients are refused from now on rather than left waiting in a
+    // queue nobody will accept from.
+    sockets_.clear();
 }
 
 bool Master::workers_left() const { return !workers_.empty(); }

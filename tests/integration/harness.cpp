@@ -166,8 +166,10 @@ std::string Response::header(const std::string& lower_name) const {
     return it == headers.end() ? std::string() : it->second;
 }
 
-Client::Client(uint16_t port) {
+Client::Client(uint16_t port, int receive_buffer) {
     fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (receive_buffer > 0)
+        ::setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &receive_buffer, sizeof receive_buffer);
     sockaddr_in address{};
     address.sin_family = AF_INET;
     address.sin_port = htons(port);

@@ -76,7 +76,8 @@ struct Response {
 // fails the test instead of hanging it.
 class Client {
 public:
-    explicit Client(uint16_t port);
+    // receive_buffer > 0 shrinks SO_RCVBUF, to make a client that reads slowly.
+    explicit Client(uint16_t port, int receive_buffer = 0);
     ~Client();
     Client(const Client&) = delete;
     Client& operator=(const Client&) = delete;
