@@ -235,6 +235,7 @@ void ClientConnection::on_head_complete() {
     else uv_timer_stop(&timer_);
 
     router::NormalizedPath normalized = router::normalize_path(request.path, request.normalized_path);
+    request.path_had_encoded_slash = normalized.had_encoded_slash;
     if (normalized.error != router::PathError::none) {
         respond_text(400, status_text(400));
         return;
@@ -306,6 +307,7 @@ void ClientConnection::finish_request() {
     location_ = -1;
     server_.buffers.release(head_buffer_);
     head_buffer_ = nullptr;
+    file_owner_.reset();
     // Pipelined bytes move to the front: the next head starts at offset 0.
     size_t leftover = input_filled_ - input_parsed_;
     if (leftover > 0) std::memmove(input_, input_ + input_parsed_, leftover);
@@ -399,9 +401,12 @@ void ClientConnection::send_body(std::string_view bytes) {
     if (!parser_.request().is_head()) output_.push_memory(bytes);
 }
 
-void ClientConnection::send_file(int fd, off_t offset, uint64_t length) {
+void ClientConnection::send_file(int fd, off_t offset, uint64_t length,
+                                 std::shared_ptr<const void> owner) {
     if (!head_committed_) commit_head();
-    if (!parser_.request().is_head()) output_.push_file(fd, offset, length);
+    if (parser_.request().is_head()) return;
+    output_.push_file(fd, offset, length);
+    file_owner_ = std::move(owner);
 }
 
 void ClientConnection::end_response() {

@@ -41,7 +41,8 @@ public:
     void begin_response(int status, uint64_t content_length) override;
     void add_header(std::string_view name, std::string_view value) override;
     void send_body(std::string_view bytes) override;
-    void send_file(int fd, off_t offset, uint64_t length) override;
+    void send_file(int fd, off_t offset, uint64_t length,
+                   std::shared_ptr<const void> owner) override;
     void end_response() override;
     void respond_text(int status, std::string_view body) override;
 
@@ -112,6 +113,7 @@ private:
     char* head_buffer_ = nullptr;
     ResponseHead head_{nullptr, 0};
     OutputQueue output_;
+    std::shared_ptr<const void> file_owner_;  // keeps a file being sent open
     bool output_blocked_ = false;
     bool response_begun_ = false;
     bool response_ended_ = false;

@@ -6,6 +6,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <memory>
 #include <string_view>
 
 #include "config/config.hpp"
@@ -26,8 +27,9 @@ public:
     virtual void add_header(std::string_view name, std::string_view value) = 0;
     // The bytes must stay valid until the response ends.
     virtual void send_body(std::string_view bytes) = 0;
-    // The descriptor must stay open until the response ends.
-    virtual void send_file(int fd, off_t offset, uint64_t length) = 0;
+    // `owner` keeps the descriptor open until the response has been sent.
+    virtual void send_file(int fd, off_t offset, uint64_t length,
+                           std::shared_ptr<const void> owner) = 0;
     virtual void end_response() = 0;
 
     // A whole short response: the status and a plain-text body.

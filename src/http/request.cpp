@@ -4,17 +4,6 @@
 
 namespace portico::http {
 
-bool equals_ignore_case(std::string_view a, std::string_view b) {
-    if (a.size() != b.size()) return false;
-    for (size_t i = 0; i < a.size(); ++i) {
-        unsigned char x = static_cast<unsigned char>(a[i]);
-        unsigned char y = static_cast<unsigned char>(b[i]);
-        if (x == y) continue;
-        if ((x | 0x20) != (y | 0x20) || (x | 0x20) < 'a' || (x | 0x20) > 'z') return false;
-    }
-    return true;
-}
-
 bool Request::is_head() const { return method == HTTP_HEAD; }
 
 std::string_view Request::header(std::string_view name) const {

@@ -8,15 +8,14 @@
 #include <string_view>
 #include <vector>
 
+#include "http/header_text.hpp"
+
 namespace portico::http {
 
 struct HeaderField {
     std::string_view name;
     std::string_view value;
 };
-
-// ASCII case-insensitive equality, for header names and tokens.
-bool equals_ignore_case(std::string_view a, std::string_view b);
 
 struct Request {
     uint8_t method = 0;  // llhttp_method_t
@@ -38,6 +37,7 @@ struct Request {
 
     // Filled by the connection before routing; reused across requests.
     std::string normalized_path;
+    bool path_had_encoded_slash = false;  // a %2F became a '/' in normalized_path
 
     bool has_body() const { return chunked || content_length > 0; }
     bool is_head() const;

@@ -18,23 +18,14 @@ bool extend(std::string_view& view, const char* at, size_t length) {
     return true;
 }
 
-std::string_view trim(std::string_view text) {
-    while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
-    while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
-    return text;
-}
-
 // Every coding in a Transfer-Encoding value must be one we can decode; only
 // chunked is (RFC 9112 6.1: otherwise 501). Its position is llhttp's check.
 bool only_chunked_codings(std::string_view value) {
-    while (!value.empty()) {
-        size_t comma = value.find(',');
-        std::string_view coding = trim(value.substr(0, comma));
-        if (!coding.empty() && !equals_ignore_case(coding, "chunked")) return false;
-        if (comma == std::string_view::npos) break;
-        value.remove_prefix(comma + 1);
-    }
-    return true;
+    bool only_chunked = true;
+    for_each_list_member(value, [&](std::string_view coding) {
+        if (!equals_ignore_case(coding, "chunked")) only_chunked = false;
+    });
+    return only_chunked;
 }
 
 }  // namespace

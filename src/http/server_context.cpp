@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "http/respond_handler.hpp"
+#include "static/static_handler.hpp"
 
 namespace portico::http {
 
@@ -11,9 +12,13 @@ namespace {
 // Each location's handlers, in the order they are tried. The static and
 // proxy handlers join here as they land: "root then proxy" is the file if it
 // exists, else the upstream.
-std::vector<std::unique_ptr<Handler>> handlers_for(const config::LocationConfig& location) {
+std::vector<std::unique_ptr<Handler>> handlers_for(const config::LocationConfig& location,
+                                                   ServerContext& server) {
     std::vector<std::unique_ptr<Handler>> handlers;
     if (location.respond) handlers.push_back(std::make_unique<RespondHandler>(*location.respond));
+    if (location.root)
+        handlers.push_back(std::make_unique<staticfiles::StaticHandler>(location, server.file_cache,
+                                                                        server.mime));
     return handlers;
 }
 
@@ -25,9 +30,14 @@ size_t buffer_size_for(const config::ServerConfig& server) {
 }  // namespace
 
 ServerContext::ServerContext(uv_loop_t* loop, const config::Config& config)
-    : loop(loop), config(config), router(config.locations), buffers(buffer_size_for(config.server)) {
+    : loop(loop),
+      config(config),
+      router(config.locations),
+      buffers(buffer_size_for(config.server)),
+      mime(config.mime),
+      file_cache(loop) {
     for (const config::LocationConfig& location : config.locations)
-        handlers.push_back(handlers_for(location));
+        handlers.push_back(handlers_for(location, *this));
 }
 
 }  // namespace portico::http

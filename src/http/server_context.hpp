@@ -13,6 +13,8 @@
 #include "core/http_date.hpp"
 #include "http/exchange.hpp"
 #include "router/router.hpp"
+#include "static/file_cache.hpp"
+#include "static/mime.hpp"
 
 namespace portico::http {
 
@@ -24,10 +26,13 @@ struct ServerContext {
     uv_loop_t* loop;
     const config::Config& config;
     router::Router router;
-    // handlers[i] serve config.locations[i], tried in order.
-    std::vector<std::vector<std::unique_ptr<Handler>>> handlers;
     core::DateCache date;
     core::BufferPool buffers;
+    staticfiles::MimeTypes mime;
+    staticfiles::FileCache file_cache;
+    // handlers[i] serve config.locations[i], tried in order (declared last:
+    // they refer to the members above).
+    std::vector<std::vector<std::unique_ptr<Handler>>> handlers;
 
     // Set when the worker drains: connections finish what they are doing,
     // say "Connection: close", and idle ones close.

@@ -1,0 +1,30 @@
+// Small pieces of header-value grammar (RFC 9110 5.6) shared by the parser
+// and the handlers: case-insensitive tokens, optional whitespace, lists.
+#pragma once
+
+#include <string_view>
+
+namespace portico::http {
+
+// ASCII case-insensitive equality, for header names and tokens.
+bool equals_ignore_case(std::string_view a, std::string_view b);
+
+// Without leading and trailing spaces and tabs (OWS).
+std::string_view trim_ows(std::string_view text);
+
+// Calls visit(member) for each non-empty, trimmed member of a
+// comma-separated list ("a, b,,c" -> a, b, c). Quoted commas are not
+// special-cased: no list portico reads puts commas inside quotes in practice
+// (ETags can't contain them).
+template <typename Visit>
+void for_each_list_member(std::string_view list, Visit&& visit) {
+    while (!list.empty()) {
+        size_t comma = list.find(',');
+        std::string_view member = trim_ows(list.substr(0, comma));
+        if (!member.empty()) visit(member);
+        if (comma == std::string_view::npos) break;
+        list.remove_prefix(comma + 1);
+    }
+}
+
+}  // namespace portico::http

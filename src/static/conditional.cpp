@@ -1,0 +1,74 @@
+#include "static/conditional.hpp"
+
+#include <cstdio>
+#include <cstring>
+
+#include "http/header_text.hpp"
+
+namespace portico::staticfiles {
+
+namespace {
+
+// W/"x" and "x" are the same tag under weak comparison.
+std::string_view opaque_tag(std::string_view tag) {
+    if (tag.size() >= 2 && tag[0] == 'W' && tag[1] == '/') tag.remove_prefix(2);
+    return tag;
+}
+
+}  // namespace
+
+std::string make_etag(time_t mtime, off_t size) {
+    char text[48];
+    int length = std::snprintf(text, sizeof text, "\"%llx-%llx\"",
+                               static_cast<unsigned long long>(mtime),
+                               static_cast<unsigned long long>(size));
+    return std::string(text, static_cast<size_t>(length));
+}
+
+bool none_match_fails(std::string_view if_none_match, std::string_view etag) {
+    if (http::trim_ows(if_none_match) == "*") return true;
+    bool matched = false;
+    http::for_each_list_member(if_none_match, [&](std::string_view tag) {
+        if (opaque_tag(tag) == opaque_tag(etag)) matched = true;
+    });
+    return matched;
+}
+
+bool not_modified(std::string_view if_none_match, std::string_view if_modified_since,
+                  std::string_view etag, time_t mtime) {
+    if (!if_none_match.empty()) return none_match_fails(if_none_match, etag);
+    if (if_modified_since.empty()) return false;
+    std::optional<time_t> since = parse_http_date(if_modified_since);
+    return since && mtime <= *since;
+}
+
+bool if_range_holds(std::string_view if_range, std::string_view etag, time_t mtime) {
+    if_range = http::trim_ows(if_range);
+    if (if_range.empty()) return true;
+    if (if_range.front() == '"') return if_range == etag;  // strong comparison
+    if (if_range.starts_with("W/")) return false;
+    std::optional<time_t> date = parse_http_date(if_range);
+    return date && *date == mtime;
+}
+
+std::optional<time_t> parse_http_date(std::string_view text) {
+    char copy[64];
+    text = http::trim_ows(text);
+    if (text.size() >= sizeof copy) return std::nullopt;
+    std::memcpy(copy, text.data(), text.size());
+    copy[text.size()] = '\0';
+    // The process never calls setlocale, so %a and %b read English names.
+    static const char* const formats[] = {
+        "%a, %d %b %Y %H:%M:%S GMT",  // IMF-fixdate
+        "%A, %d-%b-%y %H:%M:%S GMT",  // RFC 850
+        "%a %b %e %H:%M:%S %Y",       // asctime
+    };
+    for (const char* format : formats) {
+        struct tm parsed{};
+        const char* end = strptime(copy, format, &parsed);
+        if (end != nullptr && *end == '\0') return timegm(&parsed);
+    }
+    return std::nullopt;
+}
+
+}  // namespace portico::staticfiles

@@ -1,0 +1,103 @@
+#include "static/file_cache.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+
+#include "static/conditional.hpp"
+
+namespace portico::staticfiles {
+
+namespace {
+
+bool same_file(const struct stat& a, const struct stat& b) {
+    return a.st_dev == b.st_dev && a.st_ino == b.st_ino && a.st_size == b.st_size &&
+           a.st_mtim.tv_sec == b.st_mtim.tv_sec && a.st_mtim.tv_nsec == b.st_mtim.tv_nsec;
+}
+
+// The opened file's real path, read back from the kernel: this checks what
+// was actually opened, so a symbolic link swapped in between cannot fool it.
+bool inside_root(int fd, const Root& root) {
+    char link[32];
+    auto [end, error] = std::to_chars(link, link + sizeof link - 1, fd);
+    (void)error;
+    *end = '\0';
+    std::string proc = std::string("/proc/self/fd/") + link;
+    char target[4096];
+    ssize_t length = ::readlink(proc.c_str(), target, sizeof target);
+    if (length <= 0 || static_cast<size_t>(length) >= sizeof target) return false;
+    std::string_view real(target, static_cast<size_t>(length));
+    const std::string& base = root.real_path;
+    return real == base ||
+           (real.size() > base.size() && real.starts_with(base) && real[base.size()] == '/') ||
+           base == "/";
+}
+
+}  // namespace
+
+std::shared_ptr<const OpenFile> FileCache::open(const Root& root, std::string_view relative,
+                                                int& error) {
+    char fd_text[16];
+    auto [end, unused] = std::to_chars(fd_text, fd_text + sizeof fd_text, root.fd.get());
+    (void)unused;
+    key_.assign(fd_text, end);
+    key_.push_back('\0');
+    key_.append(relative);
+
+    uint64_t now = uv_now(loop_);
+    auto it = entries_.find(std::string_view(key_));
+    if (it != entries_.end() && now - it->second.checked_at_ms < validity_ms) return it->second.file;
+
+    std::shared_ptr<const OpenFile> fresh = open_uncached(root, relative, error);
+    if (!fresh) {
+        // Errors are not cached: a file created now is served now.
+        if (it != entries_.end()) entries_.erase(it);
+        return nullptr;
+    }
+    if (it != entries_.end()) {
+        it->second.checked_at_ms = now;
+        // Unchanged: keep the descriptor responses in flight already use.
+        if (same_file(it->second.file->info, fresh->info)) return it->second.file;
+        it->second.file = fresh;
+        return fresh;
+    }
+    make_room(now);
+    entries_.emplace(key_, Entry{fresh, now});
+    return fresh;
+}
+
+std::shared_ptr<const OpenFile> FileCache::open_uncached(const Root& root, std::string_view relative,
+                                                         int& error) const {
+    std::string path = relative.empty() ? std::string(".") : std::string(relative);
+    int fd = ::openat(root.fd.get(), path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    if (fd < 0) {
+        error = errno;
+        return nullptr;
+    }
+    auto file = std::make_shared<OpenFile>();
+    file->fd.reset(fd);
+    if (!inside_root(fd, root)) {
+        error = ENOENT;
+        return nullptr;
+    }
+    if (::fstat(fd, &file->info) != 0) {
+        error = errno;
+        return nullptr;
+    }
+    file->etag = make_etag(file->info.st_mtim.tv_sec, file->info.st_size);
+    core::format_http_date(file->info.st_mtim.tv_sec, file->last_modified);
+    return file;
+}
+
+void FileCache::make_room(uint64_t now) {
+    if (entries_.size() < max_entries) return;
+    // Stale entries go first; if every entry is fresh, a quarter goes.
+    std::erase_if(entries_, [now](const auto& entry) {
+        return now - entry.second.checked_at_ms >= validity_ms;
+    });
+    for (auto it = entries_.begin(); entries_.size() > max_entries * 3 / 4;) it = entries_.erase(it);
+}
+
+}  // namespace portico::staticfiles

@@ -1,0 +1,221 @@
+#include "static/static_handler.hpp"
+
+#include <fcntl.h>
+#include <llhttp.h>
+#include <limits.h>
+#include <stdlib.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include <spdlog/spdlog.h>
+
+#include "http/status.hpp"
+#include "static/conditional.hpp"
+#include "static/encoding.hpp"
+#include "static/range.hpp"
+
+namespace portico::staticfiles {
+
+namespace {
+
+// Any segment starting with '.' (".env", ".git/config"): hidden unless the
+// location says dotfiles = true.
+bool has_dot_segment(std::string_view path) {
+    for (size_t i = 0; i + 1 < path.size(); ++i)
+        if (path[i] == '/' && path[i + 1] == '.') return true;
+    return false;
+}
+
+Root open_root(const std::string& path) {
+    Root root;
+    root.fd.reset(::open(path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    char real[PATH_MAX];
+    if (!root.fd || ::realpath(path.c_str(), real) == nullptr) {
+        spdlog::error("root '{}' cannot be opened: {}; its location answers 500 until a reload",
+                      path, std::strerror(errno));
+        root.fd.reset();
+        return root;
+    }
+    root.real_path = real;
+    if (root.real_path.size() > 1 && root.real_path.back() == '/') root.real_path.pop_back();
+    return root;
+}
+
+}  // namespace
+
+StaticHandler::StaticHandler(const config::LocationConfig& location, FileCache& cache,
+                             const MimeTypes& mime)
+    : location_(location),
+      cache_(cache),
+      mime_(mime),
+      root_(open_root(*location.root)),
+      falls_through_(location.upstream.has_value()) {}
+
+bool StaticHandler::serve(http::Exchange& exchange) {
+    const http::Request& request = exchange.request();
+    if (request.method != HTTP_GET && request.method != HTTP_HEAD) {
+        if (falls_through_) return false;
+        respond(exchange, 405);
+        return true;
+    }
+    if (!root_.fd) {
+        respond(exchange, 500);
+        return true;
+    }
+    const std::string& path = request.normalized_path;
+    // "%2F" decoded into a '/' would make a different path than the client
+    // named (RFC 3986 2.2).
+    if (request.path_had_encoded_slash) {
+        respond(exchange, 400);
+        return true;
+    }
+    if (!location_.dotfiles && has_dot_segment(path)) return not_found(exchange);
+
+    std::string_view relative = std::string_view(path).substr(1);
+    int error = 0;
+    std::shared_ptr<const OpenFile> file = cache_.open(root_, relative, error);
+    if (!file) {
+        if (error == EACCES) {
+            respond(exchange, 403);
+            return true;
+        }
+        if (error != ENOENT && error != ENOTDIR && error != ENAMETOOLONG && error != ELOOP)
+            spdlog::error("cannot open '{}' under root '{}': {}", relative, root_.real_path,
+                          std::strerror(error));
+        return not_found(exchange);
+    }
+    if (file->is_directory()) return serve_directory(exchange, relative);
+    if (!file->is_regular()) return not_found(exchange);
+    std::shared_ptr<const OpenFile> gzipped = gzip_variant(exchange, relative);
+    bool use_gzip = gzipped != nullptr;
+    serve_file(exchange, use_gzip ? std::move(gzipped) : std::move(file), relative, use_gzip);
+    return true;
+}
+
+bool StaticHandler::serve_directory(http::Exchange& exchange, std::string_view relative) {
+    const http::Request& request = exchange.request();
+    if (!request.normalized_path.ends_with('/')) {
+        // 301 to the slash-terminated path, as the client spelled it.
+        scratch_.assign(request.path);
+        scratch_.push_back('/');
+        if (!request.query.empty()) {
+            scratch_.push_back('?');
+            scratch_.append(request.query);
+        }
+        std::string_view body = http::status_text(301);
+        exchange.begin_response(301, body.size());
+        exchange.add_header("Location", scratch_);
+        exchange.add_header("Content-Type", "text/plain; charset=utf-8");
+        add_common_headers(exchange, 301);
+        exchange.send_body(body);
+        exchange.end_response();
+        return true;
+    }
+    for (const std::string& index : location_.index) {
+        std::string index_path = std::string(relative) + index;
+        int error = 0;
+        std::shared_ptr<const OpenFile> file = cache_.open(root_, index_path, error);
+        if (!file || !file->is_regular()) continue;
+        std::shared_ptr<const OpenFile> gzipped = gzip_variant(exchange, index_path);
+        bool use_gzip = gzipped != nullptr;
+        serve_file(exchange, use_gzip ? std::move(gzipped) : std::move(file), index_path, use_gzip);
+        return true;
+    }
+    if (falls_through_) return false;
+    respond(exchange, 403);
+    return true;
+}
+
+std::shared_ptr<const OpenFile> StaticHandler::gzip_variant(http::Exchange& exchange,
+                                                            std::string_view relative) {
+    if (!location_.gzip_static || !accepts_gzip(exchange.request().header("accept-encoding")))
+        return nullptr;
+    scratch_.assign(relative);
+    scratch_.append(".gz");
+    int error = 0;
+    std::shared_ptr<const OpenFile> file = cache_.open(root_, scratch_, error);
+    return file && file->is_regular() ? file : nullptr;
+}
+
+void StaticHandler::serve_file(http::Exchange& exchange, std::shared_ptr<const OpenFile> file,
+                               std::string_view name, bool gzipped) {
+    const http::Request& request = exchange.request();
+    const std::string& etag = file->etag;
+    time_t mtime = file->info.st_mtim.tv_sec;
+    if (not_modified(request.header("if-none-match"), request.header("if-modified-since"), etag,
+                     mtime)) {
+        exchange.begin_response(304, 0);
+        exchange.add_header("ETag", etag);
+        exchange.add_header("Last-Modified", file->last_modified_text());
+        add_common_headers(exchange, 304);
+        exchange.end_response();
+        return;
+    }
+    uint64_t size = static_cast<uint64_t>(file->info.st_size);
+    ByteRange range;
+    std::string_view range_header = request.header("range");
+    if (!range_header.empty() && request.method == HTTP_GET &&
+        if_range_holds(request.header("if-range"), etag, mtime))
+        range = parse_byte_range(range_header, size);
+
+    char content_range[64];
+    if (range.kind == ByteRange::Kind::unsatisfiable) {
+        std::string_view body = http::status_text(416);
+        int length = std::snprintf(content_range, sizeof content_range, "bytes */%llu",
+                                   static_cast<unsigned long long>(size));
+        exchange.begin_response(416, body.size());
+        exchange.add_header("Content-Range", std::string_view(content_range, static_cast<size_t>(length)));
+        exchange.add_header("Content-Type", "text/plain; charset=utf-8");
+        add_common_headers(exchange, 416);
+        exchange.send_body(body);
+        exchange.end_response();
+        return;
+    }
+    bool partial = range.kind == ByteRange::Kind::partial;
+    uint64_t offset = partial ? range.first : 0;
+    uint64_t length = partial ? range.length() : size;
+    exchange.begin_response(partial ? 206 : 200, length);
+    exchange.add_header("Content-Type", mime_.for_file(name));
+    exchange.add_header("Last-Modified", file->last_modified_text());
+    exchange.add_header("ETag", etag);
+    if (partial) {
+        int written = std::snprintf(content_range, sizeof content_range, "bytes %llu-%llu/%llu",
+                                    static_cast<unsigned long long>(range.first),
+                                    static_cast<unsigned long long>(range.last),
+                                    static_cast<unsigned long long>(size));
+        exchange.add_header("Content-Range", std::string_view(content_range, static_cast<size_t>(written)));
+    } else {
+        exchange.add_header("Accept-Ranges", "bytes");
+    }
+    if (gzipped) exchange.add_header("Content-Encoding", "gzip");
+    add_common_headers(exchange, partial ? 206 : 200);
+    int fd = file->fd.get();
+    exchange.send_file(fd, static_cast<off_t>(offset), length, std::move(file));
+    exchange.end_response();
+}
+
+bool StaticHandler::not_found(http::Exchange& exchange) {
+    if (falls_through_) return false;
+    respond(exchange, 404);
+    return true;
+}
+
+void StaticHandler::add_common_headers(http::Exchange& exchange, int status) {
+    if (location_.gzip_static) exchange.add_header("Vary", "Accept-Encoding");
+    if (location_.cache_control && status < 400)
+        exchange.add_header("Cache-Control", *location_.cache_control);
+}
+
+void StaticHandler::respond(http::Exchange& exchange, int status) {
+    std::string_view body = http::status_text(status);
+    exchange.begin_response(status, body.size());
+    exchange.add_header("Content-Type", "text/plain; charset=utf-8");
+    if (status == 405) exchange.add_header("Allow", "GET, HEAD");
+    add_common_headers(exchange, status);
+    exchange.send_body(body);
+    exchange.end_response();
+}
+
+}  // namespace portico::staticfiles
