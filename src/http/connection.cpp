@@ -16,19 +16,18 @@ namespace portico::http {
 namespace {
 
 constexpr std::string_view continue_response = "HTTP/1.1 100 Continue\r\n\r\n";
+
 // After an error answer, how long input is still read and dropped so the
 // client's unread bytes do not turn our close into a reset that destroys the
 // answer before the client reads it (nginx's lingering close).
 constexpr config::Duration linger_timeout{2000};
 
-bool is_bodyless_status(int status) { return status < 200 || status == 204 || status == 304; }
-
 }  // namespace
 
 // ---- life cycle ----------------------------------------------------------
 
-void ClientConnection::start(ServerContext& server, int fd) {
-    auto* connection = new ClientConnection(server, fd);
+void ClientConnection::start(ServerContext& server, int fd, const sockaddr_storage& peer) {
+    auto* connection = new ClientConnection(server, fd, peer);
     connection->next = server.connections;
     if (server.connections) server.connections->prev = connection;
     server.connections = connection;
@@ -38,8 +37,8 @@ void ClientConnection::start(ServerContext& server, int fd) {
     connection->update_poll();
 }
 
-ClientConnection::ClientConnection(ServerContext& server, int fd)
-    : server_(server), fd_(fd), parser_(*this) {
+ClientConnection::ClientConnection(ServerContext& server, int fd, const sockaddr_storage& peer)
+    : server_(server), fd_(fd), peer_(peer), parser_(*this) {
     uv_poll_init(server.loop, &poll_, fd);
     uv_timer_init(server.loop, &timer_);
     poll_.data = this;
@@ -56,6 +55,7 @@ void ClientConnection::close() {
     if (state_ == State::closed) return;
     state_ = State::closed;
     output_.clear();
+    if (ExchangeListener* listener = std::exchange(listener_, nullptr)) listener->on_client_gone();
     if (prev) prev->next = next;
     else server_.connections = next;
     if (next) next->prev = prev;
@@ -96,9 +96,14 @@ void ClientConnection::on_timer(uv_timer_t* handle) {
 
 void ClientConnection::update_poll() {
     if (state_ == State::closed) return;
+    // While a handler answers from the loop, reading goes on after the body,
+    // so a client that goes away is noticed (and its upstream let go).
     bool wants_input = state_ == State::idle || state_ == State::reading_head ||
                        state_ == State::lingering || discard_input_ ||
-                       (state_ == State::active && !body_complete_ && !body_too_large_);
+                       (state_ == State::active && !body_complete_ && !body_too_large_) ||
+                       (state_ == State::active && listener_ != nullptr) ||
+                       state_ == State::tunnel;
+    if (body_held_) wants_input = false;
     int events = 0;
     if (wants_input && !peer_closed_ && (input_ == nullptr || input_filled_ < input_capacity()))
         events |= UV_READABLE;
@@ -125,8 +130,11 @@ void ClientConnection::on_readable() {
     if (received == 0) {
         peer_closed_ = true;
         // A client may half-close after its request; what is in progress is
-        // still answered, then the connection closes. Anything else is gone.
-        bool answering = state_ == State::active && body_complete_ && !discard_input_;
+        // still answered, then the connection closes. Anything else is gone,
+        // and so is a client whose answer comes from an upstream or a tunnel
+        // (nginx's "client prematurely closed connection").
+        bool answering = state_ == State::active && body_complete_ && !discard_input_ &&
+                         listener_ == nullptr;
         if (answering) {
             close_after_response_ = true;
             update_poll();
@@ -137,6 +145,10 @@ void ClientConnection::on_readable() {
     }
     if (dropping) return;
     input_filled_ += static_cast<size_t>(received);
+    if (state_ == State::tunnel) {
+        on_tunnel_input();
+        return;
+    }
     if (state_ == State::idle) {
         state_ = State::reading_head;
         if (requests_served_ > 0) arm_timer(server_.config.server.header_timeout);
@@ -153,6 +165,8 @@ void ClientConnection::on_timeout() {
     case State::idle:
     case State::lingering:
         close();
+        return;
+    case State::tunnel:  // the proxy times the tunnel by its activity
         return;
     case State::reading_head:
         fail(408, "request head not received within header_timeout");
@@ -183,9 +197,12 @@ void ClientConnection::parse_available_input() {
     while ((state_ == State::reading_head || state_ == State::active) && !discard_input_) {
         // A complete request waits for its response before the next is parsed.
         if (state_ == State::active && body_complete_) break;
+        size_t parsed_before = input_parsed_;
+        bool in_body = state_ == State::active;
         RequestParser::Outcome outcome =
             parser_.parse(input_ + input_parsed_, input_filled_ - input_parsed_);
         input_parsed_ += outcome.consumed;
+        if (in_body) deliver_body(parsed_before, input_parsed_);
         switch (outcome.step) {
         case RequestParser::Step::need_more_data:
             if (parser_.in_head() && input_parsed_ > server_.config.server.max_header_bytes) {
@@ -209,6 +226,7 @@ void ClientConnection::parse_available_input() {
         case RequestParser::Step::message_complete:
             body_complete_ = true;
             if (location_ >= 0 && !handler_started_ && !response_begun_) serve();
+            else if (listener_) listener_->on_request_complete();
             if (response_ended_ && output_.empty()) on_response_complete();
             break;
         case RequestParser::Step::failed:
@@ -250,9 +268,29 @@ void ClientConnection::on_head_complete() {
         output_.push_memory(continue_response);
         flush_output();
     }
-    // Handlers run once the whole request is in, so a bad or oversized body
-    // still gets its 400/413 instead of a 200 already on the wire. (The
-    // proxy, which streams bodies, will be started here instead.)
+    // The others start at message_complete (Handler::streams_request_body).
+    if (server_.location_streams_body[static_cast<size_t>(location_)]) serve();
+}
+
+void ClientConnection::deliver_body(size_t from, size_t to) {
+    if (listener_ == nullptr || to == from || body_too_large_) return;
+    if (!listener_->on_request_body({input_ + from, to - from})) body_held_ = true;
+}
+
+void ClientConnection::resume_request_body() {
+    if (!body_held_) return;
+    body_held_ = false;
+    update_poll();
+}
+
+void ClientConnection::on_tunnel_input() {
+    size_t from = input_parsed_;
+    input_parsed_ = input_filled_;
+    if (listener_ && input_filled_ > from && !listener_->on_request_body({input_ + from, input_filled_ - from}))
+        body_held_ = true;
+    // The listener took the bytes: the room is reused.
+    input_filled_ = input_parsed_ = 0;
+    update_poll();
 }
 
 void ClientConnection::serve() {
@@ -273,6 +311,8 @@ bool ClientConnection::on_request_body(std::string_view chunk) {
 
 void ClientConnection::fail(int status, const char* reason) {
     spdlog::debug("client error {}: {}", status, reason);
+    // The handler's exchange ends here, whatever it was waiting for.
+    if (ExchangeListener* listener = std::exchange(listener_, nullptr)) listener->on_client_gone();
     discard_input_ = true;
     close_after_response_ = true;
     // A client still sending is drained before the close; a slow one is not waited for.
@@ -301,8 +341,9 @@ void ClientConnection::finish_request() {
         close_after_output();
         return;
     }
-    response_begun_ = response_ended_ = head_committed_ = false;
-    body_complete_ = body_too_large_ = handler_started_ = false;
+    response_begun_ = response_ended_ = head_committed_ = chunked_response_ = false;
+    body_complete_ = body_too_large_ = handler_started_ = body_held_ = false;
+    listener_ = nullptr;
     body_received_ = 0;
     location_ = -1;
     server_.buffers.release(head_buffer_);
@@ -342,114 +383,6 @@ void ClientConnection::close_after_output() {
     state_ = State::lingering;
     discard_input_ = true;
     arm_timer(linger_timeout);
-    update_poll();
-}
-
-// ---- responses -----------------------------------------------------------
-
-const Request& ClientConnection::request() const { return parser_.request(); }
-
-const config::LocationConfig& ClientConnection::location() const {
-    return server_.config.locations[static_cast<size_t>(location_)];
-}
-
-bool ClientConnection::keep_alive_after_response() const {
-    const config::ServerConfig& limits = server_.config.server;
-    return !close_after_response_ && !server_.draining && !peer_closed_ &&
-           parser_.request().wants_keep_alive && limits.keepalive_timeout.count() > 0 &&
-           requests_served_ + 1 < limits.keepalive_requests;
-}
-
-void ClientConnection::begin_response(int status, uint64_t content_length) {
-    response_begun_ = true;
-    if (head_buffer_ == nullptr) head_buffer_ = server_.buffers.acquire();
-    head_ = ResponseHead(head_buffer_, server_.buffers.block_size());
-    head_.status_line(status);
-    const std::string& server_header = server_.config.server.server_header;
-    if (!server_header.empty()) head_.header("Server", server_header);
-    head_.header("Date", server_.date.now());
-    if (!is_bodyless_status(status)) head_.header("Content-Length", content_length);
-}
-
-void ClientConnection::add_header(std::string_view name, std::string_view value) {
-    head_.header(name, value);
-}
-
-void ClientConnection::commit_head() {
-    head_committed_ = true;
-    if (keep_alive_after_response()) {
-        // HTTP/1.0 keeps the connection only when told (RFC 9112 9.3).
-        if (parser_.request().version_minor == 0) head_.header("Connection", "keep-alive");
-    } else {
-        close_after_response_ = true;
-        head_.header("Connection", "close");
-    }
-    if (location_ >= 0)
-        for (const auto& [name, value] : location().headers) head_.header(name, value);
-    head_.end();
-    if (head_.overflowed()) {
-        spdlog::error("response head for {} exceeds {} bytes; closing the connection",
-                      parser_.request().target, server_.buffers.block_size());
-        close();
-        return;
-    }
-    output_.push_memory(head_.bytes());
-}
-
-void ClientConnection::send_body(std::string_view bytes) {
-    if (!head_committed_) commit_head();
-    if (!parser_.request().is_head()) output_.push_memory(bytes);
-}
-
-void ClientConnection::send_file(int fd, off_t offset, uint64_t length,
-                                 std::shared_ptr<const void> owner) {
-    if (!head_committed_) commit_head();
-    if (parser_.request().is_head()) return;
-    output_.push_file(fd, offset, length);
-    file_owner_ = std::move(owner);
-}
-
-void ClientConnection::end_response() {
-    if (!head_committed_) commit_head();
-    response_ended_ = true;
-    flush_output();
-}
-
-void ClientConnection::respond_text(int status, std::string_view body) {
-    bool bodyless = is_bodyless_status(status);
-    begin_response(status, bodyless ? 0 : body.size());
-    if (!bodyless) {
-        add_header("Content-Type", "text/plain; charset=utf-8");
-        send_body(body);
-    }
-    end_response();
-}
-
-void ClientConnection::flush_output() {
-    if (state_ == State::closed) return;
-    uint64_t sent_before = bytes_sent_;
-    switch (output_.flush(fd_, bytes_sent_)) {
-    case OutputQueue::FlushResult::failed:
-        close();
-        return;
-    case OutputQueue::FlushResult::would_block:
-        // send_timeout is the longest gap between writes, not a total.
-        if (!output_blocked_ || bytes_sent_ > sent_before)
-            arm_timer(server_.config.server.send_timeout);
-        output_blocked_ = true;
-        update_poll();
-        return;
-    case OutputQueue::FlushResult::done:
-        break;
-    }
-    if (output_blocked_) {
-        output_blocked_ = false;
-        if (!body_complete_ && state_ == State::active)
-            arm_timer(server_.config.server.body_timeout);
-        else
-            uv_timer_stop(&timer_);
-    }
-    if (response_ended_) on_response_complete();
     update_poll();
 }
 

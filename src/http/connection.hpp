@@ -27,7 +27,7 @@ namespace portico::http {
 class ClientConnection final : public Exchange, private RequestParser::BodyReceiver {
 public:
     // Takes ownership of the accepted, non-blocking socket.
-    static void start(ServerContext& server, int fd);
+    static void start(ServerContext& server, int fd, const sockaddr_storage& peer);
 
     // Closes the connection now if it is between requests (worker drain).
     void close_if_idle();
@@ -38,13 +38,20 @@ public:
     // Exchange
     const Request& request() const override;
     const config::LocationConfig& location() const override;
+    const sockaddr_storage& client_address() const override { return peer_; }
     void begin_response(int status, uint64_t content_length) override;
+    void begin_streamed_response(int status, BodyFraming framing) override;
     void add_header(std::string_view name, std::string_view value) override;
     void send_body(std::string_view bytes) override;
     void send_file(int fd, off_t offset, uint64_t length,
                    std::shared_ptr<const void> owner) override;
     void end_response() override;
+    void abort() override;
     void respond_text(int status, std::string_view body) override;
+    void set_listener(ExchangeListener* listener) override { listener_ = listener; }
+    void resume_request_body() override;
+    bool output_pending() const override { return !output_.empty(); }
+    void switch_protocols() override;
 
 private:
     enum class State {
@@ -52,10 +59,11 @@ private:
         reading_head,  // part of a request head is in
         active,        // head complete: a handler answers, the body may still arrive
         lingering,     // answered and closing: discard input so the answer is not reset
+        tunnel,        // after a 101: raw bytes both ways
         closed,
     };
 
-    ClientConnection(ServerContext& server, int fd);
+    ClientConnection(ServerContext& server, int fd, const sockaddr_storage& peer);
     ~ClientConnection();
 
     static void on_poll(uv_poll_t* handle, int status, int events);
@@ -68,6 +76,8 @@ private:
     void process_input();
     void parse_available_input();
     void on_head_complete();
+    void deliver_body(size_t from, size_t to);
+    void on_tunnel_input();
     void serve();
     void finish_request();
     void fail(int status, const char* reason);
@@ -81,11 +91,13 @@ private:
     void update_poll();
     void arm_timer(config::Duration timeout);
     bool keep_alive_after_response() const;
+    void start_head(int status);
     void commit_head();
     size_t input_capacity() const { return server_.buffers.block_size(); }
 
     ServerContext& server_;
     int fd_;
+    sockaddr_storage peer_;
     uv_poll_t poll_;
     uv_timer_t timer_;
     int open_handles_ = 2;
@@ -102,6 +114,7 @@ private:
     uint64_t body_received_ = 0;
     bool body_complete_ = false;
     bool body_too_large_ = false;
+    bool body_held_ = false;  // the listener can't take more body for now
     bool peer_closed_ = false;
     bool parsing_ = false;  // inside process_input(), which goes on by itself
     // After a parse error or a timeout nothing more is parsed; what arrives
@@ -119,10 +132,12 @@ private:
     bool response_ended_ = false;
     bool head_committed_ = false;
     bool close_after_response_ = false;
+    bool chunked_response_ = false;
     uint64_t bytes_sent_ = 0;
 
     int location_ = -1;
     bool handler_started_ = false;
+    ExchangeListener* listener_ = nullptr;
     uint32_t requests_served_ = 0;
 };
 

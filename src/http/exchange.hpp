@@ -3,6 +3,7 @@
 // keep-alive, HEAD, timeouts and back-pressure the same way.
 #pragma once
 
+#include <sys/socket.h>
 #include <sys/types.h>
 
 #include <cstdint>
@@ -14,26 +15,70 @@
 
 namespace portico::http {
 
+// How a streamed response body is delimited.
+enum class BodyFraming {
+    chunked,      // the bytes sent are already chunk-encoded (passed through as received)
+    until_close,  // no length: the connection closes after the body
+};
+
+// What a handler that answers later, from the event loop, hears from its
+// exchange. Every call is made from the worker's loop.
+class ExchangeListener {
+public:
+    // Request body bytes exactly as received, framing included (a chunked body
+    // stays chunk-encoded), valid only during the call: the listener takes
+    // them all (sends or copies them). It returns false when it can't take
+    // more for now: the client is then not read until resume_request_body().
+    // In a tunnel (after switch_protocols), every byte from the client.
+    virtual bool on_request_body(std::string_view raw) = 0;
+    virtual void on_request_complete() = 0;  // the last body byte was delivered
+    // Everything queued was written, after send_body had left output pending.
+    virtual void on_output_drained() = 0;
+    // The client closed or failed: the exchange is over and must not be used again.
+    virtual void on_client_gone() = 0;
+
+protected:
+    ~ExchangeListener() = default;
+};
+
 class Exchange {
 public:
     virtual const Request& request() const = 0;
     virtual const config::LocationConfig& location() const = 0;
+    virtual const sockaddr_storage& client_address() const = 0;
 
     // A response is: begin_response, any add_header, any send_body/send_file,
     // end_response. `content_length` is the exact body length (also for HEAD,
     // whose body the exchange drops). The location's `headers` are added by
     // the exchange.
     virtual void begin_response(int status, uint64_t content_length) = 0;
+    // The same for a body whose length is not known in advance.
+    virtual void begin_streamed_response(int status, BodyFraming framing) = 0;
     virtual void add_header(std::string_view name, std::string_view value) = 0;
-    // The bytes must stay valid until the response ends.
+    // The bytes must stay valid until they are written: until end_response,
+    // or until output_pending() is false (on_output_drained tells when).
     virtual void send_body(std::string_view bytes) = 0;
     // `owner` keeps the descriptor open until the response has been sent.
     virtual void send_file(int fd, off_t offset, uint64_t length,
                            std::shared_ptr<const void> owner) = 0;
     virtual void end_response() = 0;
+    // The response can't be completed (its source failed): the client
+    // connection is closed at once, so the client sees a truncated response,
+    // never one that looks complete.
+    virtual void abort() = 0;
 
     // A whole short response: the status and a plain-text body.
     virtual void respond_text(int status, std::string_view body) = 0;
+
+    // For handlers that answer later (set before returning from serve()).
+    virtual void set_listener(ExchangeListener* listener) = 0;
+    virtual void resume_request_body() = 0;
+    virtual bool output_pending() const = 0;
+    // After a 101 head: the head goes out as the handler wrote it (its
+    // Connection and Upgrade headers), then bytes are tunnelled both ways:
+    // client bytes to on_request_body, send_body to the client, until
+    // end_response (the other side closed) or on_client_gone.
+    virtual void switch_protocols() = 0;
 
 protected:
     ~Exchange() = default;
@@ -46,6 +91,10 @@ class Handler {
 public:
     virtual ~Handler() = default;
     virtual bool serve(Exchange& exchange) = 0;
+    // A handler that streams the request body is started as soon as the head
+    // is in; the others once the whole request has arrived, so a bad or
+    // oversized body still gets its 400/413.
+    virtual bool streams_request_body() const { return false; }
 };
 
 }  // namespace portico::http

@@ -34,6 +34,7 @@ struct Request {
     bool has_content_length = false;
     uint64_t content_length = 0;
     bool wants_keep_alive = true;  // llhttp's verdict from version + Connection
+    bool upgrade = false;          // Connection: upgrade with an Upgrade header
 
     // Filled by the connection before routing; reused across requests.
     std::string normalized_path;

@@ -178,6 +178,7 @@ int RequestParser::on_headers_complete(llhttp_t* parser) {
     request.has_content_length = (parser->flags & F_CONTENT_LENGTH) != 0;
     request.content_length = request.has_content_length ? parser->content_length : 0;
     request.wants_keep_alive = llhttp_should_keep_alive(parser) != 0;
+    request.upgrade = parser->upgrade != 0;
     if (!request.has_body()) request.expect_continue = false;
     self.head_complete_ = true;
     self.pause_reason_ = Step::head_complete;

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "http/respond_handler.hpp"
+#include "proxy/proxy_handler.hpp"
 #include "static/static_handler.hpp"
 
 namespace portico::http {
@@ -19,6 +20,9 @@ std::vector<std::unique_ptr<Handler>> handlers_for(const config::LocationConfig&
     if (location.root)
         handlers.push_back(std::make_unique<staticfiles::StaticHandler>(location, server.file_cache,
                                                                         server.mime));
+    if (location.upstream)
+        handlers.push_back(std::make_unique<proxy::ProxyHandler>(
+            *server.upstreams[*location.upstream], server.buffers, server.loop));
     return handlers;
 }
 
@@ -36,8 +40,14 @@ ServerContext::ServerContext(uv_loop_t* loop, const config::Config& config)
       buffers(buffer_size_for(config.server)),
       mime(config.mime),
       file_cache(loop) {
-    for (const config::LocationConfig& location : config.locations)
+    for (const config::UpstreamConfig& upstream : config.upstreams)
+        upstreams.push_back(std::make_unique<proxy::Upstream>(loop, upstream));
+    for (const config::LocationConfig& location : config.locations) {
         handlers.push_back(handlers_for(location, *this));
+        location_streams_body.push_back(std::any_of(
+            handlers.back().begin(), handlers.back().end(),
+            [](const std::unique_ptr<Handler>& handler) { return handler->streams_request_body(); }));
+    }
 }
 
 }  // namespace portico::http

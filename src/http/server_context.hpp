@@ -12,6 +12,7 @@
 #include "core/buffer_pool.hpp"
 #include "core/http_date.hpp"
 #include "http/exchange.hpp"
+#include "proxy/upstream.hpp"
 #include "router/router.hpp"
 #include "static/file_cache.hpp"
 #include "static/mime.hpp"
@@ -30,9 +31,14 @@ struct ServerContext {
     core::BufferPool buffers;
     staticfiles::MimeTypes mime;
     staticfiles::FileCache file_cache;
+    // upstreams[i] is config.upstreams[i] in this worker.
+    std::vector<std::unique_ptr<proxy::Upstream>> upstreams;
     // handlers[i] serve config.locations[i], tried in order (declared last:
     // they refer to the members above).
     std::vector<std::vector<std::unique_ptr<Handler>>> handlers;
+    // location_streams_body[i]: a handler of location i streams request
+    // bodies, so the location is served as soon as the head is in.
+    std::vector<bool> location_streams_body;
 
     // Set when the worker drains: connections finish what they are doing,
     // say "Connection: close", and idle ones close.

@@ -118,7 +118,10 @@ void Worker::accept_from(Listener& listener) {
             set_accepting(false);
             return;
         }
-        int fd = ::accept4(listener.fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        sockaddr_storage peer;
+        socklen_t peer_length = sizeof peer;
+        int fd = ::accept4(listener.fd, reinterpret_cast<sockaddr*>(&peer), &peer_length,
+                           SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0) {
             if (errno == EAGAIN || errno == EINTR || errno == ECONNABORTED) return;
             if (errno == EMFILE || errno == ENFILE) {
@@ -136,7 +139,7 @@ void Worker::accept_from(Listener& listener) {
         // Responses leave in one writev; nothing gains from Nagle's delay.
         int on = 1;
         ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
-        http::ClientConnection::start(*server_, fd);
+        http::ClientConnection::start(*server_, fd, peer);
     }
 }
 
@@ -160,6 +163,7 @@ void Worker::start_drain() {
         uv_close(reinterpret_cast<uv_handle_t*>(&listener->poll), nullptr);
         ::close(listener->fd);
     }
+    for (auto& upstream : server_->upstreams) upstream->close_idle();
     for (http::ClientConnection* connection = server_->connections; connection;) {
         http::ClientConnection* next = connection->next;
         connection->close_if_idle();

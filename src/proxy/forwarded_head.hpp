@@ -1,0 +1,37 @@
+// The heads that cross the proxy: the request as it goes upstream, and the
+// response as it goes back, each without the hop-by-hop headers (RFC 9110
+// 7.6.1) and with the X-Forwarded-* ones added.
+#pragma once
+
+#include <sys/socket.h>
+
+#include <string_view>
+
+#include "config/config.hpp"
+#include "http/exchange.hpp"
+#include "http/request.hpp"
+#include "http/response_head.hpp"
+#include "proxy/response_parser.hpp"
+
+namespace portico::proxy {
+
+// Writes the upstream request head into `head`: method, the target in origin
+// form, Host (the client's with preserve_host, else the server's address),
+// the client's end-to-end headers, X-Forwarded-For (appended), -Proto,
+// -Host, X-Real-IP; and Connection/Upgrade for a WebSocket handshake.
+// Connection is otherwise left out: HTTP/1.1 keeps the connection alive,
+// which is what the pool needs.
+void write_upstream_request_head(http::ResponseHead& head, const http::Request& request,
+                                 const sockaddr_storage& client, std::string_view server_address,
+                                 bool preserve_host, bool websocket);
+
+// Adds the upstream response's end-to-end headers to the client response.
+// Date and Server are portico's own (nginx's proxy_hide_header defaults);
+// the body framing is the exchange's. For a 101, Upgrade and Connection go
+// through: the tunnel needs them.
+void add_upstream_response_headers(http::Exchange& exchange, const UpstreamResponse& response);
+
+// True for a WebSocket handshake the location lets through.
+bool is_websocket_request(const http::Request& request, const config::LocationConfig& location);
+
+}  // namespace portico::proxy

@@ -1,0 +1,480 @@
+#include "proxy/proxy_exchange.hpp"
+
+#include <llhttp.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include <spdlog/spdlog.h>
+
+#include "http/status.hpp"
+#include "proxy/forwarded_head.hpp"
+
+namespace portico::proxy {
+
+namespace {
+
+// A retry must resend the body: it is kept while it is small.
+constexpr size_t max_replay_bytes = 64 * 1024;
+
+bool is_idempotent(uint8_t method) {
+    return method == HTTP_GET || method == HTTP_HEAD || method == HTTP_PUT ||
+           method == HTTP_DELETE || method == HTTP_OPTIONS || method == HTTP_TRACE;
+}
+
+uint64_t ms(config::Duration duration) { return static_cast<uint64_t>(duration.count()); }
+
+}  // namespace
+
+// Every entry point holds one: the object is deleted when the outermost call
+// returns after finish(), never under a caller still using it.
+struct ProxyExchange::Guard {
+    explicit Guard(ProxyExchange& exchange) : self(exchange) { ++self.depth_; }
+    ~Guard() {
+        if (--self.depth_ == 0 && self.phase_ == Phase::done) delete &self;
+    }
+    ProxyExchange& self;
+};
+
+ProxyExchange::ProxyExchange(http::Exchange& exchange, Upstream& upstream,
+                             core::BufferPool& buffers, uv_loop_t* loop)
+    : exchange_(&exchange), upstream_(upstream), buffers_(buffers), loop_(loop) {}
+
+ProxyExchange::~ProxyExchange() {
+    buffers_.release(input_);
+    buffers_.release(head_block_);
+}
+
+void ProxyExchange::start() {
+    Guard guard(*this);
+    const http::Request& request = exchange_->request();
+    websocket_ = is_websocket_request(request, exchange_->location());
+    parser_ = std::make_unique<ResponseParser>(request.is_head(), [this](std::string_view body) {
+        if (forward_decoded_) forward_body(body);
+    });
+    exchange_->set_listener(this);
+    attempt();
+}
+
+// ---- choosing a server and a connection ----------------------------------
+
+void ProxyExchange::attempt() {
+    server_ = upstream_.pick(exchange_->client_address(), tried_);
+    if (server_ == nullptr) {
+        if (tried_.empty())
+            spdlog::error("upstream '{}': every server is marked down; answering 502 (they are "
+                          "tried again after fail_timeout)", upstream_.config().name);
+        exchange_->respond_text(502, http::status_text(502));
+        exchange_ = nullptr;
+        finish();
+        return;
+    }
+    tried_.push_back(server_);
+
+    if (head_block_ == nullptr) head_block_ = buffers_.acquire();
+    http::ResponseHead head(head_block_, buffers_.block_size());
+    const config::LocationConfig& location = exchange_->location();
+    write_upstream_request_head(head, exchange_->request(), exchange_->client_address(),
+                                server_->address->text, location.preserve_host, websocket_);
+    if (head.overflowed()) {
+        spdlog::error("request head for {} too large to forward", exchange_->request().target);
+        exchange_->respond_text(502, http::status_text(502));
+        exchange_ = nullptr;
+        finish();
+        return;
+    }
+    head_ = head.bytes();
+    to_upstream_.clear();
+    to_upstream_.push_memory(head_);
+    request_sent_ = false;
+
+    connection_ = upstream_.take_idle(*server_);
+    reused_ = connection_ != nullptr;
+    if (connection_ == nullptr) {
+        int error = 0;
+        connection_ = UpstreamConnection::open(loop_, *server_, error);
+        if (connection_ == nullptr) {
+            fail(Failure::connect, std::strerror(error));
+            return;
+        }
+    }
+    ++server_->active_requests;
+    phase_ = Phase::connecting;
+    if (connection_->connected) {
+        on_connected();
+        return;
+    }
+    connection_->watch(this, UV_WRITABLE);
+    connection_->arm_timer(ms(upstream_.config().connect_timeout));
+}
+
+void ProxyExchange::on_connected() {
+    phase_ = Phase::exchanging;
+    connection_->arm_timer(ms(upstream_.config().read_timeout));
+    write_upstream();
+}
+
+// ---- upstream-bound bytes ------------------------------------------------
+
+bool ProxyExchange::on_request_body(std::string_view raw) {
+    Guard guard(*this);
+    if (phase_ == Phase::done) return true;
+    if (reused_ && !retried_ && replayable_) {
+        if (replay_.size() + raw.size() > max_replay_bytes) replayable_ = false;
+        else replay_.append(raw);
+    }
+    if (phase_ == Phase::tunnel) connection_->arm_timer(ms(upstream_.config().read_timeout));
+    bool can_write_now = (phase_ == Phase::exchanging || phase_ == Phase::tunnel) &&
+                         to_upstream_.empty() && body_in_flight_.empty();
+    if (can_write_now) {
+        to_upstream_.push_memory(raw);
+        uint64_t sent = 0;
+        http::OutputQueue::FlushResult result = to_upstream_.flush(connection_->fd(), sent);
+        if (result == http::OutputQueue::FlushResult::done) return true;
+        to_upstream_.clear();
+        if (result == http::OutputQueue::FlushResult::failed) {
+            fail(Failure::reset, "writing the request body failed");
+            return true;
+        }
+        // The socket took part of it: keep the rest, and the client waits.
+        body_in_flight_.assign(raw.substr(sent));
+        in_flight_queued_ = true;
+        to_upstream_.push_memory(body_in_flight_);
+        connection_->arm_timer(ms(upstream_.config().send_timeout));
+    } else {
+        // Connecting, or the head is still going out: the bytes wait here.
+        body_in_flight_.append(raw);
+    }
+    client_held_ = true;
+    update_watch();
+    return false;
+}
+
+void ProxyExchange::on_request_complete() { request_complete_ = true; }
+
+void ProxyExchange::write_upstream() {
+    http::OutputQueue::FlushResult result;
+    for (;;) {
+        uint64_t sent = 0;
+        result = to_upstream_.flush(connection_->fd(), sent);
+        if (sent > 0) request_sent_ = true;
+        if (result != http::OutputQueue::FlushResult::done || body_in_flight_.empty() ||
+            in_flight_queued_)
+            break;
+        to_upstream_.push_memory(body_in_flight_);
+        in_flight_queued_ = true;
+    }
+    if (result == http::OutputQueue::FlushResult::failed) {
+        fail(Failure::reset, std::strerror(errno));
+        return;
+    }
+    if (result == http::OutputQueue::FlushResult::would_block) {
+        connection_->arm_timer(ms(upstream_.config().send_timeout));
+        update_watch();
+        return;
+    }
+    body_in_flight_.clear();
+    in_flight_queued_ = false;
+    connection_->arm_timer(ms(upstream_.config().read_timeout));
+    update_watch();
+    if (client_held_ && exchange_) {
+        client_held_ = false;
+        exchange_->resume_request_body();
+    }
+}
+
+// ---- client-bound bytes --------------------------------------------------
+
+void ProxyExchange::on_upstream_event(UpstreamConnection&, int status, int events) {
+    Guard guard(*this);
+    if (phase_ == Phase::connecting) {
+        // libuv reports a refused connect as a poll error; SO_ERROR says which.
+        int error = connection_->finish_connect();
+        if (status < 0 && error == 0) error = ECONNREFUSED;
+        if (error != 0) {
+            fail(Failure::connect, std::strerror(error));
+            return;
+        }
+        on_connected();
+        return;
+    }
+    if (status < 0) {
+        fail(Failure::reset, "connection error");
+        return;
+    }
+    if (events & UV_WRITABLE) write_upstream();
+    if ((events & UV_READABLE) && phase_ != Phase::done) read_upstream();
+}
+
+void ProxyExchange::read_upstream() {
+    if (input_ == nullptr) input_ = buffers_.acquire();
+    ssize_t received = ::read(connection_->fd(), input_ + input_filled_,
+                              buffers_.block_size() - input_filled_);
+    if (received < 0) {
+        if (errno != EAGAIN && errno != EINTR) fail(Failure::reset, std::strerror(errno));
+        return;
+    }
+    if (received == 0) {
+        on_upstream_closed();
+        return;
+    }
+    response_byte_seen_ = true;
+    input_filled_ += static_cast<size_t>(received);
+    connection_->arm_timer(ms(upstream_.config().read_timeout));
+    if (phase_ == Phase::tunnel) {
+        size_t from = input_parsed_;
+        input_parsed_ = input_filled_;
+        forward_body({input_ + from, input_filled_ - from});
+        if (phase_ != Phase::done && !waiting_for_client_) input_filled_ = input_parsed_ = 0;
+        update_watch();
+        return;
+    }
+    parse_response();
+}
+
+void ProxyExchange::parse_response() {
+    while (exchange_ && phase_ == Phase::exchanging) {
+        size_t before = input_parsed_;
+        bool in_body = head_forwarded_;
+        ResponseParser::Outcome outcome =
+            parser_->parse(input_ + input_parsed_, input_filled_ - input_parsed_);
+        input_parsed_ += outcome.consumed;
+        // Passed on as received, framing included, the moment it arrives.
+        if (in_body && !forward_decoded_ && input_parsed_ > before)
+            forward_body({input_ + before, input_parsed_ - before});
+        if (!exchange_ || phase_ != Phase::exchanging) return;
+        switch (outcome.step) {
+        case ResponseParser::Step::need_more_data:
+            if (!head_forwarded_ && input_filled_ == buffers_.block_size()) {
+                fail(Failure::bad_response, "response head larger than the buffer");
+                return;
+            }
+            if (head_forwarded_ && !waiting_for_client_) input_filled_ = input_parsed_ = 0;
+            update_watch();
+            return;
+        case ResponseParser::Step::head_complete:
+            forward_response_head();
+            if (!exchange_ || phase_ != Phase::exchanging) return;
+            parser_->resume();
+            break;
+        case ResponseParser::Step::message_complete:
+            if (!head_forwarded_) {
+                // An interim 1xx (the client had its 100 from us): skip it.
+                parser_->next_message();
+                break;
+            }
+            complete_response();
+            return;
+        case ResponseParser::Step::failed:
+            fail(Failure::bad_response, parser_->error_reason());
+            return;
+        }
+    }
+}
+
+void ProxyExchange::forward_response_head() {
+    const UpstreamResponse& response = parser_->response();
+    int status = response.status;
+    if (status >= 100 && status < 200 && status != 101) return;  // skipped at its end
+    if (status == 101) {
+        if (!websocket_) {
+            fail(Failure::bad_response, "101 Switching Protocols to a request that did not ask");
+            return;
+        }
+        head_forwarded_ = true;
+        phase_ = Phase::tunnel;
+        exchange_->begin_response(101, 0);
+        add_upstream_response_headers(*exchange_, response);
+        exchange_->switch_protocols();
+        if (!exchange_) return;
+        // What followed the 101 head is the upstream's first tunnel bytes.
+        if (input_filled_ > input_parsed_)
+            forward_body({input_ + input_parsed_, input_filled_ - input_parsed_});
+        input_parsed_ = input_filled_;
+        if (phase_ != Phase::done && !waiting_for_client_) input_filled_ = input_parsed_ = 0;
+        update_watch();
+        return;
+    }
+    const http::Request& request = exchange_->request();
+    if (response.has_content_length)
+        exchange_->begin_response(status, response.content_length);
+    else if (response.chunked && request.version_minor == 1)
+        exchange_->begin_streamed_response(status, http::BodyFraming::chunked);
+    else if (request.is_head() || status == 204 || status == 304)
+        exchange_->begin_response(status, 0);
+    else {
+        // An HTTP/1.0 client can't read chunks: it gets the decoded body,
+        // ended by the close.
+        forward_decoded_ = response.chunked;
+        exchange_->begin_streamed_response(status, http::BodyFraming::until_close);
+    }
+    add_upstream_response_headers(*exchange_, response);
+    head_forwarded_ = true;
+}
+
+void ProxyExchange::forward_body(std::string_view bytes) {
+    if (!exchange_ || bytes.empty()) return;
+    exchange_->send_body(bytes);
+    // The bytes are in our buffer: it is not reused until they are written.
+    if (exchange_ && exchange_->output_pending()) waiting_for_client_ = true;
+}
+
+void ProxyExchange::on_output_drained() {
+    Guard guard(*this);
+    waiting_for_client_ = false;
+    if (input_parsed_ == input_filled_) input_filled_ = input_parsed_ = 0;
+    if (phase_ == Phase::exchanging) parse_response();
+    if (phase_ != Phase::done) update_watch();
+}
+
+void ProxyExchange::complete_response() {
+    bool reuse = can_reuse();
+    upstream_.report_success(*server_);
+    http::Exchange* exchange = std::exchange(exchange_, nullptr);
+    release_connection(reuse);
+    finish();
+    exchange->end_response();
+}
+
+// The one checklist for giving a connection back to the pool: a complete,
+// well-framed exchange after which the upstream expects another request.
+bool ProxyExchange::can_reuse() const {
+    return phase_ == Phase::exchanging && !websocket_ && upstream_.config().keepalive > 0 &&
+           parser_->response().keep_alive && !parser_->ends_at_close() && request_complete_ &&
+           to_upstream_.empty() && body_in_flight_.empty() && input_parsed_ == input_filled_;
+}
+
+void ProxyExchange::on_upstream_closed() {
+    if (phase_ == Phase::tunnel) {
+        http::Exchange* exchange = std::exchange(exchange_, nullptr);
+        release_connection(false);
+        finish();
+        exchange->end_response();
+        return;
+    }
+    if (head_forwarded_ && parser_->ends_at_close() && parser_->finish()) {
+        complete_response();
+        return;
+    }
+    fail(Failure::reset, response_byte_seen_ ? "upstream closed the connection mid-response"
+                                             : "upstream closed the connection before responding");
+}
+
+void ProxyExchange::on_upstream_timeout(UpstreamConnection&) {
+    Guard guard(*this);
+    if (phase_ == Phase::tunnel) {
+        on_upstream_closed();  // idle for read_timeout both ways: the tunnel ends
+        return;
+    }
+    fail(phase_ == Phase::connecting ? Failure::connect : Failure::timeout,
+         phase_ == Phase::connecting ? "connect_timeout passed" : "read_timeout or send_timeout passed");
+}
+
+// ---- failures ------------------------------------------------------------
+
+void ProxyExchange::fail(Failure failure, const char* what) {
+    if (phase_ == Phase::done) return;
+    if (!response_byte_seen_ && retry_on_fresh_connection()) return;
+    bool connect_failed = failure == Failure::connect;
+    spdlog::error("upstream '{}' server {}: {} ({})", upstream_.config().name,
+                  server_->address->text, what,
+                  connect_failed ? "connect" : failure == Failure::timeout ? "timeout"
+                                           : failure == Failure::reset   ? "reset"
+                                                                         : "bad response");
+    upstream_.report_failure(*server_);
+    release_connection(false);
+    if (!exchange_) {
+        finish();
+        return;
+    }
+    // Nothing was sent: another server may take it (nginx's proxy_next_upstream).
+    if (connect_failed && !request_sent_) {
+        attempt();
+        return;
+    }
+    if (head_forwarded_) {
+        // Never end as if complete: the client must see the truncation.
+        std::exchange(exchange_, nullptr)->abort();
+    } else {
+        int status = failure == Failure::timeout ? 504 : 502;
+        std::exchange(exchange_, nullptr)->respond_text(status, http::status_text(status));
+    }
+    finish();
+}
+
+// The race of kept-alive connections: the upstream closed an idle one just
+// as this request went out on it. Safe to send again on a new connection
+// when the method is idempotent or nothing was sent.
+bool ProxyExchange::retry_on_fresh_connection() {
+    if (!reused_ || retried_ || !exchange_ || !replayable_) return false;
+    if (!is_idempotent(exchange_->request().method) && request_sent_) return false;
+    retried_ = true;
+    spdlog::info("upstream '{}' server {} closed a kept-alive connection as a request was sent; "
+                 "retrying on a new connection", upstream_.config().name, server_->address->text);
+    release_connection(false);
+    int error = 0;
+    connection_ = UpstreamConnection::open(loop_, *server_, error);
+    if (connection_ == nullptr) return false;
+    ++server_->active_requests;
+    reused_ = false;
+    to_upstream_.clear();
+    to_upstream_.push_memory(head_);
+    to_upstream_.push_memory(replay_);
+    body_in_flight_.clear();
+    in_flight_queued_ = false;
+    request_sent_ = false;
+    input_filled_ = input_parsed_ = 0;
+    phase_ = Phase::connecting;
+    if (connection_->connected) {
+        on_connected();
+    } else {
+        connection_->watch(this, UV_WRITABLE);
+        connection_->arm_timer(ms(upstream_.config().connect_timeout));
+    }
+    return true;
+}
+
+void ProxyExchange::on_client_gone() {
+    Guard guard(*this);
+    exchange_ = nullptr;
+    release_connection(false);
+    finish();
+}
+
+void ProxyExchange::release_connection(bool reuse) {
+    if (connection_ == nullptr) return;
+    UpstreamConnection* connection = std::exchange(connection_, nullptr);
+    --server_->active_requests;
+    connection->stop_timer();
+    connection->watch(nullptr, 0);
+    if (!reuse) {
+        connection->close();
+        return;
+    }
+    ++connection->requests;
+    // Never idle longer than the upstream keeps it (its Keep-Alive:
+    // timeout=N), with a margin for the close already on its way.
+    uint64_t keep = ms(upstream_.config().idle_timeout);
+    uint64_t announced = parser_->response().keep_alive_timeout_s * 1000;
+    if (announced > 0) keep = std::min(keep, announced > 250 ? announced - 250 : 0);
+    connection->keep_alive_ms = keep;
+    upstream_.put_idle(connection);
+}
+
+void ProxyExchange::update_watch() {
+    if (connection_ == nullptr || phase_ == Phase::done || phase_ == Phase::connecting) return;
+    int events = 0;
+    if (!to_upstream_.empty()) events |= UV_WRITABLE;
+    if (!waiting_for_client_ && input_filled_ < buffers_.block_size()) events |= UV_READABLE;
+    connection_->watch(this, events);
+}
+
+void ProxyExchange::finish() {
+    if (phase_ == Phase::done) return;
+    phase_ = Phase::done;
+    release_connection(false);
+    if (exchange_) std::exchange(exchange_, nullptr)->set_listener(nullptr);
+}
+
+}  // namespace portico::proxy

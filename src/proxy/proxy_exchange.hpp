@@ -1,0 +1,97 @@
+// One proxied request, from picking a server to the last response byte: an
+// explicit state machine (connecting, sending, waiting, receiving, tunnel)
+// between the client's Exchange and one UpstreamConnection. It lives on the
+// heap and deletes itself when done; a depth guard keeps it alive while a
+// call into the exchange reports the client gone underneath it.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/buffer_pool.hpp"
+#include "http/exchange.hpp"
+#include "http/output_queue.hpp"
+#include "proxy/response_parser.hpp"
+#include "proxy/upstream.hpp"
+
+namespace portico::proxy {
+
+class ProxyExchange final : public http::ExchangeListener, private UpstreamConnection::Owner {
+public:
+    ProxyExchange(http::Exchange& exchange, Upstream& upstream, core::BufferPool& buffers,
+                  uv_loop_t* loop);
+    // Starts the exchange; it ends (and frees itself) on its own.
+    void start();
+
+private:
+    enum class Phase { connecting, exchanging, tunnel, done };
+    enum class Failure { connect, timeout, reset, bad_response };
+    struct Guard;  // see proxy_exchange.cpp
+
+    ~ProxyExchange();
+
+    // http::ExchangeListener
+    bool on_request_body(std::string_view raw) override;
+    void on_request_complete() override;
+    void on_output_drained() override;
+    void on_client_gone() override;
+    // UpstreamConnection::Owner
+    void on_upstream_event(UpstreamConnection& connection, int status, int events) override;
+    void on_upstream_timeout(UpstreamConnection& connection) override;
+
+    void attempt();
+    void on_connected();
+    void write_upstream();
+    void read_upstream();
+    void parse_response();
+    void forward_response_head();
+    void forward_body(std::string_view bytes);
+    void complete_response();
+    void on_upstream_closed();
+    void fail(Failure failure, const char* what);
+    bool retry_on_fresh_connection();
+    bool can_reuse() const;
+    void release_connection(bool reuse);
+    void update_watch();
+    void finish();
+
+    http::Exchange* exchange_;  // nullptr once the client is gone
+    Upstream& upstream_;
+    core::BufferPool& buffers_;
+    uv_loop_t* loop_;
+    Phase phase_ = Phase::connecting;
+    int depth_ = 0;
+
+    UpstreamServer* server_ = nullptr;
+    std::vector<UpstreamServer*> tried_;
+    UpstreamConnection* connection_ = nullptr;
+    bool reused_ = false;
+    bool retried_ = false;
+    bool websocket_ = false;
+
+    // Upstream-bound: the head (kept for a retry), then the body as it comes.
+    char* head_block_ = nullptr;
+    std::string_view head_;
+    http::OutputQueue to_upstream_;
+    std::string body_in_flight_;  // client bytes the upstream socket has not taken yet
+    bool in_flight_queued_ = false;  // body_in_flight_ is in to_upstream_: don't grow it
+    std::string replay_;          // the body so far, while a retry may still need it
+    bool replayable_ = true;
+    bool request_sent_ = false;     // a byte of the head went out
+    bool request_complete_ = false; // the client sent its whole body
+    bool client_held_ = false;      // we told the exchange to stop reading the client
+
+    // Client-bound.
+    char* input_ = nullptr;
+    size_t input_filled_ = 0;
+    size_t input_parsed_ = 0;
+    std::unique_ptr<ResponseParser> parser_;
+    bool response_byte_seen_ = false;
+    bool head_forwarded_ = false;
+    bool forward_decoded_ = false;  // chunked upstream, HTTP/1.0 client: send the decoded body
+    bool waiting_for_client_ = false;  // output pending: upstream reads paused
+};
+
+}  // namespace portico::proxy

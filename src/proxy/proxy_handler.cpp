@@ -1,0 +1,13 @@
+#include "proxy/proxy_handler.hpp"
+
+#include "proxy/proxy_exchange.hpp"
+
+namespace portico::proxy {
+
+bool ProxyHandler::serve(http::Exchange& exchange) {
+    // It frees itself when the exchange is over.
+    (new ProxyExchange(exchange, upstream_, buffers_, loop_))->start();
+    return true;
+}
+
+}  // namespace portico::proxy

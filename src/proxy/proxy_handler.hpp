@@ -1,0 +1,26 @@
+// proxy = "NAME" or "http://host:port": forwards the request to the
+// location's upstream pool. Each request becomes a ProxyExchange.
+#pragma once
+
+#include <uv.h>
+
+#include "core/buffer_pool.hpp"
+#include "http/exchange.hpp"
+#include "proxy/upstream.hpp"
+
+namespace portico::proxy {
+
+class ProxyHandler final : public http::Handler {
+public:
+    ProxyHandler(Upstream& upstream, core::BufferPool& buffers, uv_loop_t* loop)
+        : upstream_(upstream), buffers_(buffers), loop_(loop) {}
+    bool serve(http::Exchange& exchange) override;
+    bool streams_request_body() const override { return true; }
+
+private:
+    Upstream& upstream_;
+    core::BufferPool& buffers_;
+    uv_loop_t* loop_;
+};
+
+}  // namespace portico::proxy

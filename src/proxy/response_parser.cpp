@@ -1,0 +1,134 @@
+#include "proxy/response_parser.hpp"
+
+#include <charconv>
+
+#include "http/header_text.hpp"
+
+namespace portico::proxy {
+
+namespace {
+
+// Pieces of one span arrive adjacent in the buffer (see RequestParser).
+bool extend(std::string_view& view, const char* at, size_t length) {
+    if (view.data() == nullptr) {
+        view = {at, length};
+        return true;
+    }
+    if (view.data() + view.size() != at) return false;
+    view = {view.data(), view.size() + length};
+    return true;
+}
+
+// Keep-Alive: timeout=5, max=1000 (RFC 2068 19.7.1.1, what Node sends).
+uint64_t keep_alive_timeout(std::string_view value) {
+    uint64_t seconds = 0;
+    http::for_each_list_member(value, [&](std::string_view member) {
+        if (member.size() > 8 && http::equals_ignore_case(member.substr(0, 8), "timeout=")) {
+            std::string_view digits = member.substr(8);
+            std::from_chars(digits.data(), digits.data() + digits.size(), seconds);
+        }
+    });
+    return seconds;
+}
+
+}  // namespace
+
+const llhttp_settings_t ResponseParser::settings = [] {
+    llhttp_settings_t s;
+    llhttp_settings_init(&s);
+    s.on_status = on_status;
+    s.on_header_field = on_header_field;
+    s.on_header_value = on_header_value;
+    s.on_header_value_complete = on_header_value_complete;
+    s.on_headers_complete = on_headers_complete;
+    s.on_body = on_body;
+    s.on_message_complete = on_message_complete;
+    return s;
+}();
+
+ResponseParser::ResponseParser(bool head_request, std::function<void(std::string_view)> on_body)
+    : head_request_(head_request), on_body_(std::move(on_body)) {
+    llhttp_init(&parser_, HTTP_RESPONSE, &settings);
+    parser_.data = this;
+}
+
+ResponseParser& ResponseParser::from(llhttp_t* parser) {
+    return *static_cast<ResponseParser*>(parser->data);
+}
+
+ResponseParser::Outcome ResponseParser::parse(const char* data, size_t size) {
+    pause_reason_ = Step::need_more_data;
+    llhttp_errno_t result = llhttp_execute(&parser_, data, size);
+    if (result == HPE_OK) return {Step::need_more_data, size};
+    size_t consumed = static_cast<size_t>(llhttp_get_error_pos(&parser_) - data);
+    if (result == HPE_PAUSED) return {pause_reason_, consumed};
+    // After a 101 the bytes are the tunnel's, not HTTP.
+    if (result == HPE_PAUSED_UPGRADE) return {Step::need_more_data, consumed};
+    return {Step::failed, consumed};
+}
+
+bool ResponseParser::finish() { return llhttp_finish(&parser_) == HPE_OK; }
+
+void ResponseParser::resume() {
+    if (llhttp_get_errno(&parser_) == HPE_PAUSED) llhttp_resume(&parser_);
+}
+
+void ResponseParser::next_message() {
+    response_ = UpstreamResponse{};
+    current_ = {};
+    head_complete_ = false;
+    resume();
+}
+
+int ResponseParser::on_status(llhttp_t*, const char*, size_t) { return HPE_OK; }
+
+int ResponseParser::on_header_field(llhttp_t* parser, const char* at, size_t length) {
+    return extend(from(parser).current_.name, at, length) ? HPE_OK : HPE_USER;
+}
+
+int ResponseParser::on_header_value(llhttp_t* parser, const char* at, size_t length) {
+    // A folded line (obs-fold) is malformed for us: 502 (RFC 9112 5.2).
+    return extend(from(parser).current_.value, at, length) ? HPE_OK : HPE_USER;
+}
+
+int ResponseParser::on_header_value_complete(llhttp_t* parser) {
+    ResponseParser& self = from(parser);
+    http::HeaderField field = self.current_;
+    self.current_ = {};
+    if (field.value.data() == nullptr) field.value = {};
+    self.response_.headers.push_back(field);
+    if (http::equals_ignore_case(field.name, "keep-alive"))
+        self.response_.keep_alive_timeout_s = keep_alive_timeout(field.value);
+    return HPE_OK;
+}
+
+int ResponseParser::on_headers_complete(llhttp_t* parser) {
+    ResponseParser& self = from(parser);
+    UpstreamResponse& response = self.response_;
+    response.status = parser->status_code;
+    response.chunked = (parser->flags & F_CHUNKED) != 0;
+    response.has_content_length = (parser->flags & F_CONTENT_LENGTH) != 0;
+    response.content_length = response.has_content_length ? parser->content_length : 0;
+    response.keep_alive = llhttp_should_keep_alive(parser) != 0;
+    self.head_complete_ = true;
+    // What returning 1 would do (no body), while still pausing here.
+    if (self.head_request_) parser->flags |= F_SKIPBODY;
+    self.pause_reason_ = Step::head_complete;
+    return HPE_PAUSED;
+}
+
+int ResponseParser::on_body(llhttp_t* parser, const char* at, size_t length) {
+    ResponseParser& self = from(parser);
+    if (self.on_body_) self.on_body_({at, length});
+    return HPE_OK;
+}
+
+int ResponseParser::on_message_complete(llhttp_t* parser) {
+    ResponseParser& self = from(parser);
+    // should_keep_alive is only final once the message is complete.
+    self.response_.keep_alive = llhttp_should_keep_alive(parser) != 0;
+    self.pause_reason_ = Step::message_complete;
+    return HPE_PAUSED;
+}
+
+}  // namespace portico::proxy

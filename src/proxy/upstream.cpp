@@ -1,0 +1,162 @@
+#include "proxy/upstream.hpp"
+
+#include <netinet/in.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include <spdlog/spdlog.h>
+
+namespace portico::proxy {
+
+namespace {
+
+// ip_hash keys on the client's address (the first three bytes of IPv4, as
+// nginx does, so one NATed network stays on one server; all of IPv6's /64).
+uint32_t client_hash(const sockaddr_storage& client) {
+    const unsigned char* bytes = nullptr;
+    size_t length = 0;
+    if (client.ss_family == AF_INET) {
+        bytes = reinterpret_cast<const unsigned char*>(
+            &reinterpret_cast<const sockaddr_in&>(client).sin_addr);
+        length = 3;
+    } else if (client.ss_family == AF_INET6) {
+        bytes = reinterpret_cast<const unsigned char*>(
+            &reinterpret_cast<const sockaddr_in6&>(client).sin6_addr);
+        length = 8;
+    }
+    uint32_t hash = 89;
+    for (size_t i = 0; i < length; ++i) hash = (hash * 113 + bytes[i]) % 6271;
+    return hash;
+}
+
+}  // namespace
+
+Upstream::Upstream(uv_loop_t* loop, const config::UpstreamConfig& config)
+    : loop_(loop), config_(config), servers_(config.servers.size()) {
+    for (size_t i = 0; i < servers_.size(); ++i) {
+        servers_[i].address = &config.servers[i];
+        servers_[i].upstream = &config;
+    }
+}
+
+Upstream::~Upstream() { close_idle(); }
+
+bool Upstream::usable(const UpstreamServer& server, uint64_t now) const {
+    return config_.max_fails == 0 || server.down_until_ms <= now;
+}
+
+UpstreamServer* Upstream::pick(const sockaddr_storage& client,
+                               const std::vector<UpstreamServer*>& tried) {
+    uint64_t now = uv_now(loop_);
+    auto available = [&](UpstreamServer& server) {
+        return usable(server, now) &&
+               std::find(tried.begin(), tried.end(), &server) == tried.end();
+    };
+    size_t count = servers_.size();
+    switch (config_.balance) {
+    case config::Balance::round_robin:
+        for (size_t i = 0; i < count; ++i) {
+            UpstreamServer& server = servers_[(next_round_robin_ + i) % count];
+            if (!available(server)) continue;
+            next_round_robin_ = (next_round_robin_ + i + 1) % count;
+            return &server;
+        }
+        return nullptr;
+    case config::Balance::least_conn: {
+        UpstreamServer* best = nullptr;
+        // Ties go round robin, so equal servers share the load.
+        for (size_t i = 0; i < count; ++i) {
+            UpstreamServer& server = servers_[(next_round_robin_ + i) % count];
+            if (available(server) && (!best || server.active_requests < best->active_requests))
+                best = &server;
+        }
+        next_round_robin_ = (next_round_robin_ + 1) % count;
+        return best;
+    }
+    case config::Balance::ip_hash: {
+        // The same client goes to the same server while it is up; when it is
+        // down, the next one in order.
+        size_t start = client_hash(client) % count;
+        for (size_t i = 0; i < count; ++i) {
+            UpstreamServer& server = servers_[(start + i) % count];
+            if (available(server)) return &server;
+        }
+        return nullptr;
+    }
+    }
+    return nullptr;
+}
+
+void Upstream::report_failure(UpstreamServer& server) {
+    if (config_.max_fails == 0) return;
+    uint64_t now = uv_now(loop_);
+    uint64_t window = static_cast<uint64_t>(config_.fail_timeout.count());
+    if (server.recent_failures == 0 || now - server.first_failure_ms > window) {
+        server.recent_failures = 0;
+        server.first_failure_ms = now;
+    }
+    if (++server.recent_failures >= config_.max_fails) {
+        server.down_until_ms = now + window;
+        server.recent_failures = 0;
+        spdlog::warn("upstream '{}' server {} marked down for {} ms after {} failure(s)",
+                     config_.name, server.address->text, window, config_.max_fails);
+    }
+}
+
+void Upstream::report_success(UpstreamServer& server) { server.recent_failures = 0; }
+
+UpstreamConnection* Upstream::take_idle(UpstreamServer& server) {
+    UpstreamConnection* connection = server.idle_head;
+    if (connection == nullptr) return nullptr;
+    unlink_idle(*connection);
+    connection->stop_timer();
+    connection->watch(nullptr, 0);
+    return connection;
+}
+
+void Upstream::put_idle(UpstreamConnection* connection) {
+    UpstreamServer& server = connection->server();
+    if (server.idle_count >= config_.keepalive || connection->keep_alive_ms == 0) {
+        connection->close();
+        return;
+    }
+    connection->idle_prev = nullptr;
+    connection->idle_next = server.idle_head;
+    if (server.idle_head) server.idle_head->idle_prev = connection;
+    server.idle_head = connection;
+    ++server.idle_count;
+    // Watched while idle: the upstream closing it (or sending anything) takes
+    // it out of the pool at once, so no request is written into a dead one.
+    connection->watch(this, UV_READABLE);
+    connection->arm_timer(connection->keep_alive_ms);
+}
+
+void Upstream::unlink_idle(UpstreamConnection& connection) {
+    UpstreamServer& server = connection.server();
+    if (connection.idle_prev) connection.idle_prev->idle_next = connection.idle_next;
+    else server.idle_head = connection.idle_next;
+    if (connection.idle_next) connection.idle_next->idle_prev = connection.idle_prev;
+    connection.idle_next = connection.idle_prev = nullptr;
+    --server.idle_count;
+}
+
+void Upstream::on_upstream_event(UpstreamConnection& connection, int, int) {
+    unlink_idle(connection);
+    connection.close();
+}
+
+void Upstream::on_upstream_timeout(UpstreamConnection& connection) {
+    unlink_idle(connection);
+    connection.close();
+}
+
+void Upstream::close_idle() {
+    for (UpstreamServer& server : servers_)
+        while (UpstreamConnection* connection = server.idle_head) {
+            unlink_idle(*connection);
+            connection->close();
+        }
+}
+
+}  // namespace portico::proxy

@@ -1,0 +1,70 @@
+// An [upstream.NAME] as one worker sees it: its servers, their passive
+// health, the balancer that picks one, and each server's pool of idle
+// kept-alive connections.
+#pragma once
+
+#include <sys/socket.h>
+#include <uv.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "config/config.hpp"
+#include "proxy/upstream_connection.hpp"
+
+namespace portico::proxy {
+
+struct UpstreamServer {
+    const config::SocketAddress* address = nullptr;
+    const config::UpstreamConfig* upstream = nullptr;
+    // Passive health (max_fails within fail_timeout: down for fail_timeout).
+    uint32_t recent_failures = 0;
+    uint64_t first_failure_ms = 0;
+    uint64_t down_until_ms = 0;
+    // least_conn's measure: requests being answered by it now.
+    uint32_t active_requests = 0;
+    uint32_t open_connections = 0;
+    // Idle pool: a doubly linked list, most recently used first.
+    UpstreamConnection* idle_head = nullptr;
+    uint32_t idle_count = 0;
+};
+
+class Upstream final : private UpstreamConnection::Owner {
+public:
+    Upstream(uv_loop_t* loop, const config::UpstreamConfig& config);
+    ~Upstream();
+    Upstream(const Upstream&) = delete;
+    Upstream& operator=(const Upstream&) = delete;
+
+    const config::UpstreamConfig& config() const { return config_; }
+
+    // The server for a new request, by the configured balance, skipping
+    // servers marked down and those in `tried`; nullptr when none is left.
+    UpstreamServer* pick(const sockaddr_storage& client, const std::vector<UpstreamServer*>& tried);
+
+    void report_failure(UpstreamServer& server);
+    void report_success(UpstreamServer& server);
+
+    // A kept-alive connection to `server` that is still open, or nullptr.
+    UpstreamConnection* take_idle(UpstreamServer& server);
+    // Back to the pool after a complete, well-framed exchange (the caller
+    // checked that with can_reuse); closed instead when the pool is full.
+    void put_idle(UpstreamConnection* connection);
+    // Worker drain: idle connections go at once.
+    void close_idle();
+
+private:
+    void on_upstream_event(UpstreamConnection& connection, int status, int events) override;
+    void on_upstream_timeout(UpstreamConnection& connection) override;
+    void unlink_idle(UpstreamConnection& connection);
+    bool usable(const UpstreamServer& server, uint64_t now) const;
+
+    uv_loop_t* loop_;
+    const config::UpstreamConfig& config_;
+    std::vector<UpstreamServer> servers_;
+    size_t next_round_robin_ = 0;
+};
+
+}  // namespace portico::proxy
