@@ -11,8 +11,10 @@ packages=(
   libspdlog-dev       # error and access logs
   libre2-dev          # regex locations, linear time
   catch2              # unit and integration tests (v2)
-  curl                # the run script's smoke check
+  curl                # handy checks by hand
 )
+# The demo app needs Node.js; any recent one on the PATH will do.
+command -v node >/dev/null 2>&1 || packages+=(nodejs)
 
 missing=()
 for package in "${packages[@]}"; do
