@@ -117,7 +117,7 @@ UpstreamConnection* Upstream::take_idle(UpstreamServer& server) {
 
 void Upstream::put_idle(UpstreamConnection* connection) {
     UpstreamServer& server = connection->server();
-    if (server.idle_count >= config_.keepalive || connection->keep_alive_ms == 0) {
+    if (draining_ || server.idle_count >= config_.keepalive || connection->keep_alive_ms == 0) {
         connection->close();
         return;
     }
@@ -152,6 +152,7 @@ void Upstream::on_upstream_timeout(UpstreamConnection& connection) {
 }
 
 void Upstream::close_idle() {
+    draining_ = true;
     for (UpstreamServer& server : servers_)
         while (UpstreamConnection* connection = server.idle_head) {
             unlink_idle(*connection);

@@ -52,7 +52,7 @@ public:
     // Back to the pool after a complete, well-framed exchange (the caller
     // checked that with can_reuse); closed instead when the pool is full.
     void put_idle(UpstreamConnection* connection);
-    // Worker drain: idle connections go at once.
+    // Worker drain: idle connections go at once, and later ones are not kept.
     void close_idle();
 
 private:
@@ -65,6 +65,7 @@ private:
     const config::UpstreamConfig& config_;
     std::vector<UpstreamServer> servers_;
     size_t next_round_robin_ = 0;
+    bool draining_ = false;
 };
 
 }  // namespace portico::proxy
