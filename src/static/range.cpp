@@ -22,7 +22,9 @@ ByteRange parse_byte_range(std::string_view header, uint64_t size) {
     header = http::trim_ows(header);
     constexpr std::string_view unit = "bytes=";
     // Another unit, or no unit: ignore the header (RFC 9110 14.2).
-    if (header.size() <= unit.size() || header.substr(0, unit.size()) != unit) return whole;
+    // Range units are case-insensitive (RFC 9110 14.1).
+    if (header.size() <= unit.size() || !http::equals_ignore_case(header.substr(0, unit.size()), unit))
+        return whole;
     std::string_view spec = http::trim_ows(header.substr(unit.size()));
     if (spec.find(',') != std::string_view::npos) return whole;  // several ranges
     size_t dash = spec.find('-');

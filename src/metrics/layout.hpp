@@ -1,0 +1,142 @@
+// The layout of the shared counters region: one anonymous MAP_SHARED mapping
+// the master creates before its first fork, so every worker (and whoever
+// serves /metrics) sees the same bytes at the same address.
+//
+//   RegionHeader            reset epoch, directory sizes, the master's totals
+//   SlotInfo[slots]         who holds each worker slot (the master writes it)
+//   NameRef[locations]      the directory: entry i names the i-th
+//   ServerName[servers]     LocationCounters / ServerCounters of every slot
+//   char[name_bytes]        the directory's strings
+//   slots x { SlotTotals, LocationCounters[locations + 1], ServerCounters[servers + 1] }
+//
+// The directory is keyed by location name and by (upstream name, server
+// address) and only ever grows, so a reload that keeps a name keeps its
+// entry, and its totals. The extra entry at the end of each slot is a sink for
+// names that found no room; it is written but never read.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <string_view>
+
+#include "metrics/histogram.hpp"
+#include "metrics/status_codes.hpp"
+
+namespace portico::metrics {
+
+enum class UpstreamError : uint8_t { connect, timeout, reset, bad_response };
+inline constexpr std::array<std::string_view, 4> upstream_error_names = {"connect", "timeout",
+                                                                         "reset", "bad_response"};
+
+// Cache-line aligned so two entries never share a line with another slot's.
+struct alignas(64) LocationCounters {
+    std::array<std::atomic<uint64_t>, status_slot_count> responses{};
+    std::atomic<uint64_t> response_bytes{0};
+    std::atomic<uint64_t> sendfile_bytes{0};
+    HistogramSlot request_duration;
+    HistogramSlot upstream_duration;
+    HistogramSlot proxy_overhead;
+
+    void clear();
+};
+
+struct alignas(64) ServerCounters {
+    std::atomic<uint64_t> requests{0};
+    std::atomic<uint64_t> connections_opened{0};
+    std::atomic<uint64_t> connections_reused{0};
+    std::atomic<int64_t> connections_idle{0};  // gauge: pooled right now
+    std::array<std::atomic<uint64_t>, upstream_error_names.size()> errors{};
+    HistogramSlot connect_time;
+
+    void clear_totals();  // all but the gauge, which describes the present
+};
+
+struct alignas(64) SlotTotals {
+    // The reset these counters count from; readers ignore a slot whose
+    // epoch is behind RegionHeader::reset_epoch (see SharedCounters::reset).
+    std::atomic<uint64_t> reset_epoch{0};
+    std::atomic<uint64_t> connections_accepted{0};
+    std::atomic<int64_t> connections_active{0};  // gauge
+    std::atomic<uint64_t> upstream_retries{0};
+};
+
+// Written by the master, except pid, which the worker sets when it attaches.
+struct SlotInfo {
+    std::atomic<uint32_t> holders{0};  // live processes writing the slot
+    std::atomic<uint32_t> worker{0};   // the master's worker index that last held it
+    std::atomic<int32_t> pid{0};       // of the last holder
+    std::atomic<bool> built{false};    // its counters are constructed (first lease)
+};
+
+struct NameRef {
+    uint32_t offset = 0;
+    uint32_t length = 0;
+};
+
+struct ServerName {
+    NameRef upstream;
+    NameRef server;
+};
+
+// Counters only the master writes.
+struct MasterTotals {
+    std::atomic<uint64_t> reset_epoch{0};
+    std::atomic<uint64_t> worker_restarts{0};
+    std::atomic<uint64_t> config_reloads_ok{0};
+    std::atomic<uint64_t> config_reloads_failed{0};
+};
+
+struct RegionHeader {
+    // On a cache line of its own: every worker reads it on every record, and
+    // only a reset writes it.
+    alignas(64) std::atomic<uint64_t> reset_epoch{0};
+    // The directory; the master publishes entries by storing the counts
+    // (release) after writing them.
+    alignas(64) std::atomic<uint32_t> location_count{0};
+    std::atomic<uint32_t> server_count{0};
+    std::atomic<uint32_t> name_bytes_used{0};
+    MasterTotals master;
+};
+
+struct Capacity {
+    uint32_t slots = 0;
+    uint32_t locations = 0;
+    uint32_t servers = 0;
+    uint32_t name_bytes = 0;
+};
+
+// A process's view of a mapped region: where each table starts.
+class Region {
+public:
+    static size_t bytes_needed(const Capacity& capacity);
+
+    // Constructs the header and directory in fresh, zeroed memory.
+    static Region build(void* base, const Capacity& capacity);
+
+    // Constructs a slot's counters; its pages are touched only from then on.
+    void build_slot(unsigned slot);
+
+    const Capacity& capacity() const { return capacity_; }
+    RegionHeader& header() const { return *header_; }
+    SlotInfo& slot_info(unsigned slot) const { return slot_infos_[slot]; }
+    SlotTotals& totals(unsigned slot) const;
+    LocationCounters* locations(unsigned slot) const;  // locations + 1 entries
+    ServerCounters* servers(unsigned slot) const;      // servers + 1 entries
+    NameRef& location_name(uint32_t entry) const { return location_names_[entry]; }
+    ServerName& server_name(uint32_t entry) const { return server_names_[entry]; }
+    char* name_bytes() const { return name_bytes_; }
+    std::string_view name(NameRef ref) const { return {name_bytes_ + ref.offset, ref.length}; }
+
+private:
+    Capacity capacity_;
+    RegionHeader* header_ = nullptr;
+    SlotInfo* slot_infos_ = nullptr;
+    NameRef* location_names_ = nullptr;
+    ServerName* server_names_ = nullptr;
+    char* name_bytes_ = nullptr;
+    char* slots_ = nullptr;
+    size_t slot_stride_ = 0;
+};
+
+}  // namespace portico::metrics

@@ -1,0 +1,201 @@
+// Prometheus text format, and the number formatting both renderers share.
+#include "metrics/render.hpp"
+
+#include <cstdio>
+#include <string_view>
+
+namespace portico::metrics {
+
+std::string format_seconds(uint64_t ns) {
+    std::string text = std::to_string(ns / 1'000'000'000);
+    uint64_t fraction = ns % 1'000'000'000;
+    if (fraction == 0) return text;
+    char digits[16];
+    std::snprintf(digits, sizeof digits, ".%09llu", static_cast<unsigned long long>(fraction));
+    std::string_view decimals(digits);
+    text += decimals.substr(0, decimals.find_last_not_of('0') + 1);
+    return text;
+}
+
+std::string escape_label_value(std::string_view value) {
+    std::string escaped;
+    escaped.reserve(value.size());
+    for (char c : value) {
+        switch (c) {
+        case '\\':
+            escaped += "\\\\";
+            break;
+        case '"':
+            escaped += "\\\"";
+            break;
+        case '\n':
+            escaped += "\\n";
+            break;
+        default:
+            escaped += c;
+        }
+    }
+    return escaped;
+}
+
+namespace {
+
+// `name="value"` pairs joined with commas, values escaped.
+std::string labels(std::initializer_list<std::pair<std::string_view, std::string_view>> pairs) {
+    std::string text;
+    for (const auto& [name, value] : pairs) {
+        if (!text.empty()) text += ',';
+        text.append(name).append("=\"").append(escape_label_value(value)).append("\"");
+    }
+    return text;
+}
+
+class PrometheusText {
+public:
+    void family(std::string_view name, std::string_view type, std::string_view help) {
+        out_.append("# HELP ").append(name).append(" ").append(help).append("\n");
+        out_.append("# TYPE ").append(name).append(" ").append(type).append("\n");
+    }
+
+    void sample(std::string_view name, std::string_view labels, std::string_view value) {
+        out_.append(name);
+        if (!labels.empty()) out_.append("{").append(labels).append("}");
+        out_.append(" ").append(value).append("\n");
+    }
+    void sample(std::string_view name, std::string_view labels, uint64_t value) {
+        sample(name, labels, std::to_string(value));
+    }
+    void sample(std::string_view name, std::string_view labels, int64_t value) {
+        sample(name, labels, std::to_string(value));
+    }
+
+    // Prometheus buckets are cumulative: `le` counts everything at or below
+    // it, and +Inf equals _count.
+    void histogram(std::string_view name, const std::string& labels,
+                   const HistogramSnapshot& histogram) {
+        std::string bucket = std::string(name) + "_bucket";
+        std::string prefix = labels.empty() ? "le=\"" : labels + ",le=\"";
+        uint64_t cumulative = 0;
+        for (size_t i = 0; i < bucket_count; ++i) {
+            cumulative += histogram.buckets[i];
+            std::string le =
+                i < bucket_bounds_ns.size() ? format_seconds(bucket_bounds_ns[i]) : "+Inf";
+            sample(bucket, prefix + le + "\"", cumulative);
+        }
+        sample(std::string(name) + "_sum", labels, format_seconds(histogram.sum_ns));
+        sample(std::string(name) + "_count", labels, histogram.count);
+    }
+
+    std::string take() { return std::move(out_); }
+
+private:
+    std::string out_;
+};
+
+void render_locations(PrometheusText& text, const Snapshot& snapshot) {
+    text.family("portico_requests_total", "counter", "Requests answered, by location and status.");
+    for (const LocationSnapshot& location : snapshot.locations)
+        for (size_t slot = 0; slot < status_slot_count; ++slot)
+            if (location.responses[slot] != 0)
+                text.sample("portico_requests_total",
+                            labels({{"location", location.name}, {"code", status_label(slot)}}),
+                            location.responses[slot]);
+
+    struct HistogramFamily {
+        const char* name;
+        const char* help;
+        HistogramSnapshot LocationSnapshot::*member;
+    };
+    static constexpr HistogramFamily histograms[] = {
+        {"portico_request_duration_seconds", "First request byte to last response byte.",
+         &LocationSnapshot::request_duration},
+        {"portico_upstream_duration_seconds", "Request sent upstream to last upstream byte.",
+         &LocationSnapshot::upstream_duration},
+        {"portico_proxy_overhead_seconds",
+         "Request duration minus upstream duration, for proxied requests.",
+         &LocationSnapshot::proxy_overhead},
+    };
+    for (const HistogramFamily& family : histograms) {
+        text.family(family.name, "histogram", family.help);
+        for (const LocationSnapshot& location : snapshot.locations)
+            text.histogram(family.name, labels({{"location", location.name}}),
+                           location.*family.member);
+    }
+
+    text.family("portico_response_bytes_total", "counter", "Bytes written to clients.");
+    for (const LocationSnapshot& location : snapshot.locations)
+        text.sample("portico_response_bytes_total", labels({{"location", location.name}}),
+                    location.response_bytes);
+    text.family("portico_sendfile_bytes_total", "counter", "Response bytes sent with sendfile.");
+    for (const LocationSnapshot& location : snapshot.locations)
+        text.sample("portico_sendfile_bytes_total", labels({{"location", location.name}}),
+                    location.sendfile_bytes);
+}
+
+void render_servers(PrometheusText& text, const Snapshot& snapshot) {
+    struct CounterFamily {
+        const char* name;
+        const char* help;
+        uint64_t ServerSnapshot::*member;
+    };
+    static constexpr CounterFamily counters[] = {
+        {"portico_upstream_requests_total", "Requests sent to an upstream server.",
+         &ServerSnapshot::requests},
+        {"portico_upstream_connections_opened_total", "Upstream connections established.",
+         &ServerSnapshot::connections_opened},
+        {"portico_upstream_connections_reused_total",
+         "Requests sent on a pooled keep-alive connection.", &ServerSnapshot::connections_reused},
+    };
+    for (const CounterFamily& family : counters) {
+        text.family(family.name, "counter", family.help);
+        for (const ServerSnapshot& server : snapshot.servers)
+            text.sample(family.name,
+                        labels({{"upstream", server.upstream}, {"server", server.server}}),
+                        server.*family.member);
+    }
+    text.family("portico_upstream_connections_idle", "gauge",
+                "Upstream connections idle in the pools now.");
+    for (const ServerSnapshot& server : snapshot.servers)
+        text.sample("portico_upstream_connections_idle",
+                    labels({{"upstream", server.upstream}, {"server", server.server}}),
+                    server.connections_idle);
+    text.family("portico_upstream_errors_total", "counter", "Upstream failures, by kind.");
+    for (const ServerSnapshot& server : snapshot.servers)
+        for (size_t kind = 0; kind < upstream_error_names.size(); ++kind)
+            text.sample("portico_upstream_errors_total",
+                        labels({{"upstream", server.upstream},
+                                {"server", server.server},
+                                {"kind", upstream_error_names[kind]}}),
+                        server.errors[kind]);
+    text.family("portico_upstream_connect_seconds", "histogram",
+                "Time to establish an upstream connection.");
+    for (const ServerSnapshot& server : snapshot.servers)
+        text.histogram("portico_upstream_connect_seconds",
+                       labels({{"upstream", server.upstream}, {"server", server.server}}),
+                       server.connect_time);
+}
+
+}  // namespace
+
+std::string render_prometheus(const Snapshot& snapshot) {
+    PrometheusText text;
+    text.family("portico_connections_accepted_total", "counter", "Client connections accepted.");
+    text.sample("portico_connections_accepted_total", "", snapshot.connections_accepted);
+    text.family("portico_connections_active", "gauge", "Client connections open now.");
+    text.sample("portico_connections_active", "", snapshot.connections_active);
+    render_locations(text, snapshot);
+    render_servers(text, snapshot);
+    text.family("portico_upstream_retries_total", "counter",
+                "Requests retried on a fresh connection after a reused one failed.");
+    text.sample("portico_upstream_retries_total", "", snapshot.upstream_retries);
+    text.family("portico_worker_restarts_total", "counter", "Workers restarted after dying.");
+    text.sample("portico_worker_restarts_total", "", snapshot.worker_restarts);
+    text.family("portico_config_reloads_total", "counter", "Configuration reloads, by result.");
+    text.sample("portico_config_reloads_total", labels({{"result", "ok"}}),
+                snapshot.config_reloads_ok);
+    text.sample("portico_config_reloads_total", labels({{"result", "failed"}}),
+                snapshot.config_reloads_failed);
+    return text.take();
+}
+
+}  // namespace portico::metrics

@@ -1,0 +1,213 @@
+#include "metrics/shared_counters.hpp"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <optional>
+#include <thread>
+
+namespace portico::metrics {
+
+Capacity capacity_for(const config::Config& config) {
+    unsigned workers = std::max(config.server.workers, std::thread::hardware_concurrency());
+    size_t servers = 0;
+    size_t name_bytes = 0;
+    for (const config::LocationConfig& location : config.locations)
+        name_bytes += location.name.size();
+    for (const config::UpstreamConfig& upstream : config.upstreams) {
+        servers += upstream.servers.size();
+        for (const config::SocketAddress& server : upstream.servers)
+            name_bytes += upstream.name.size() + server.text.size();
+    }
+    return {.slots = 2 * workers + 8,
+            .locations = static_cast<uint32_t>(2 * config.locations.size() + 16),
+            .servers = static_cast<uint32_t>(2 * servers + 16),
+            .name_bytes = static_cast<uint32_t>(4 * name_bytes + 4096)};
+}
+
+std::unique_ptr<SharedCounters> SharedCounters::create(const Capacity& capacity,
+                                                       std::string& error) {
+    size_t bytes = Region::bytes_needed(capacity);
+    void* base = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
+                      MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (base == MAP_FAILED) {
+        error = std::string("mmap of ") + std::to_string(bytes) + " bytes: " + std::strerror(errno);
+        return nullptr;
+    }
+    return std::unique_ptr<SharedCounters>(new SharedCounters(base, bytes, capacity));
+}
+
+SharedCounters::SharedCounters(void* base, size_t bytes, const Capacity& capacity)
+    : base_(base), bytes_(bytes), region_(Region::build(base, capacity)) {}
+
+SharedCounters::~SharedCounters() {
+    munmap(base_, bytes_);
+}
+
+std::vector<std::string> SharedCounters::register_names(const config::Config& config) {
+    std::vector<std::string> no_room;
+    for (const config::LocationConfig& location : config.locations)
+        if (find_or_add_location(location.name) == region_.capacity().locations)
+            no_room.push_back("location " + location.name);
+    for (const config::UpstreamConfig& upstream : config.upstreams)
+        for (const config::SocketAddress& server : upstream.servers)
+            if (find_or_add_server(upstream.name, server.text) == region_.capacity().servers)
+                no_room.push_back("upstream " + upstream.name + " server " + server.text);
+    return no_room;
+}
+
+uint32_t SharedCounters::find_location(std::string_view name) const {
+    uint32_t count = region_.header().location_count.load(std::memory_order_acquire);
+    for (uint32_t i = 0; i < count; ++i)
+        if (region_.name(region_.location_name(i)) == name) return i;
+    return region_.capacity().locations;
+}
+
+uint32_t SharedCounters::find_server(std::string_view upstream, std::string_view server) const {
+    uint32_t count = region_.header().server_count.load(std::memory_order_acquire);
+    for (uint32_t i = 0; i < count; ++i) {
+        const ServerName& name = region_.server_name(i);
+        if (region_.name(name.upstream) == upstream && region_.name(name.server) == server)
+            return i;
+    }
+    return region_.capacity().servers;
+}
+
+bool SharedCounters::store_name(std::string_view name, NameRef& ref) {
+    std::atomic<uint32_t>& used = region_.header().name_bytes_used;
+    uint32_t offset = used.load(std::memory_order_relaxed);
+    if (name.size() > region_.capacity().name_bytes - offset) return false;
+    std::memcpy(region_.name_bytes() + offset, name.data(), name.size());
+    ref = {offset, static_cast<uint32_t>(name.size())};
+    used.store(offset + static_cast<uint32_t>(name.size()), std::memory_order_relaxed);
+    return true;
+}
+
+uint32_t SharedCounters::find_or_add_location(std::string_view name) {
+    uint32_t entry = find_location(name);
+    if (entry != region_.capacity().locations) return entry;
+    std::atomic<uint32_t>& count = region_.header().location_count;
+    entry = count.load(std::memory_order_relaxed);
+    if (entry == region_.capacity().locations || !store_name(name, region_.location_name(entry)))
+        return region_.capacity().locations;
+    // Release: a reader that sees the count sees the entry and its bytes.
+    count.store(entry + 1, std::memory_order_release);
+    return entry;
+}
+
+uint32_t SharedCounters::find_or_add_server(std::string_view upstream, std::string_view server) {
+    uint32_t entry = find_server(upstream, server);
+    if (entry != region_.capacity().servers) return entry;
+    std::atomic<uint32_t>& count = region_.header().server_count;
+    entry = count.load(std::memory_order_relaxed);
+    if (entry == region_.capacity().servers) return entry;
+    ServerName& name = region_.server_name(entry);
+    // When only the first string fits its bytes are wasted, but the entry
+    // is never published, so no reader sees half a name.
+    if (!store_name(upstream, name.upstream) || !store_name(server, name.server))
+        return region_.capacity().servers;
+    count.store(entry + 1, std::memory_order_release);
+    return entry;
+}
+
+SharedCounters::Lease SharedCounters::lease_slot(unsigned worker_index) {
+    unsigned slots = region_.capacity().slots;
+    auto free_slot = [&](bool same_worker) -> std::optional<unsigned> {
+        for (unsigned slot = 0; slot < slots; ++slot) {
+            const SlotInfo& info = region_.slot_info(slot);
+            if (info.built.load(std::memory_order_relaxed) &&
+                info.holders.load(std::memory_order_relaxed) == 0 &&
+                (!same_worker || info.worker.load(std::memory_order_relaxed) == worker_index))
+                return slot;
+        }
+        return std::nullopt;
+    };
+    auto unbuilt_slot = [&]() -> std::optional<unsigned> {
+        for (unsigned slot = 0; slot < slots; ++slot)
+            if (!region_.slot_info(slot).built.load(std::memory_order_relaxed)) return slot;
+        return std::nullopt;
+    };
+    // A restart takes back its predecessor's slot; then a fresh slot rather
+    // than another worker index's history; then any free one.
+    std::optional<unsigned> slot = free_slot(true);
+    if (!slot) slot = unbuilt_slot();
+    if (!slot) slot = free_slot(false);
+    Lease lease{slot.value_or(worker_index % slots), !slot};
+
+    SlotInfo& info = region_.slot_info(lease.slot);
+    if (!info.built.load(std::memory_order_relaxed)) {
+        region_.build_slot(lease.slot);
+        region_.totals(lease.slot)
+            .reset_epoch.store(region_.header().reset_epoch.load(std::memory_order_relaxed),
+                               std::memory_order_relaxed);
+        // Release: readers skip the slot until it is fully constructed.
+        info.built.store(true, std::memory_order_release);
+    }
+    bump(info.holders, uint32_t{1});
+    info.worker.store(worker_index, std::memory_order_relaxed);
+    return lease;
+}
+
+void SharedCounters::release_slot(unsigned slot) {
+    SlotInfo& info = region_.slot_info(slot);
+    uint32_t holders = info.holders.load(std::memory_order_relaxed);
+    if (holders == 0) return;
+    info.holders.store(holders - 1, std::memory_order_relaxed);
+    if (holders != 1) return;
+    // Its process is gone, and with it its connections: the gauges it left
+    // (a crash leaves them non-zero) must not outlive it. No writer now.
+    region_.totals(slot).connections_active.store(0, std::memory_order_relaxed);
+    ServerCounters* servers = region_.servers(slot);
+    for (uint32_t i = 0; i <= region_.capacity().servers; ++i)
+        servers[i].connections_idle.store(0, std::memory_order_relaxed);
+}
+
+void SharedCounters::catch_up_master_totals() {
+    MasterTotals& master = region_.header().master;
+    uint64_t epoch = region_.header().reset_epoch.load(std::memory_order_relaxed);
+    if (master.reset_epoch.load(std::memory_order_relaxed) == epoch) return;
+    master.worker_restarts.store(0, std::memory_order_relaxed);
+    master.config_reloads_ok.store(0, std::memory_order_relaxed);
+    master.config_reloads_failed.store(0, std::memory_order_relaxed);
+    master.reset_epoch.store(epoch, std::memory_order_release);
+}
+
+void SharedCounters::count_worker_restart() {
+    catch_up_master_totals();
+    bump(region_.header().master.worker_restarts, uint64_t{1});
+}
+
+void SharedCounters::count_config_reload(bool ok) {
+    catch_up_master_totals();
+    MasterTotals& master = region_.header().master;
+    bump(ok ? master.config_reloads_ok : master.config_reloads_failed, uint64_t{1});
+}
+
+WorkerCounters SharedCounters::attach(unsigned slot, const config::Config& config) {
+    std::vector<uint32_t> locations;
+    for (const config::LocationConfig& location : config.locations)
+        locations.push_back(find_location(location.name));
+    std::vector<uint32_t> first_server;
+    std::vector<uint32_t> servers;
+    for (const config::UpstreamConfig& upstream : config.upstreams) {
+        first_server.push_back(static_cast<uint32_t>(servers.size()));
+        for (const config::SocketAddress& server : upstream.servers)
+            servers.push_back(find_server(upstream.name, server.text));
+    }
+    region_.slot_info(slot).pid.store(static_cast<int32_t>(getpid()), std::memory_order_relaxed);
+    return WorkerCounters(region_, slot, std::move(locations), std::move(first_server),
+                          std::move(servers));
+}
+
+Snapshot SharedCounters::snapshot() const {
+    return read_snapshot(region_);
+}
+
+void SharedCounters::reset() {
+    region_.header().reset_epoch.fetch_add(1, std::memory_order_release);
+}
+
+}  // namespace portico::metrics

@@ -1,0 +1,67 @@
+// What a reader sees: every slot of the shared region summed into plain
+// numbers, ready to render. Taking one reads shared memory only (no lock, no
+// system call), so a reader never slows a worker down.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "metrics/histogram.hpp"
+#include "metrics/layout.hpp"
+#include "metrics/status_codes.hpp"
+
+namespace portico::metrics {
+
+struct WorkerSnapshot {
+    unsigned slot = 0;
+    unsigned worker = 0;  // the master's worker index that last held the slot
+    int pid = 0;          // of its last holder
+    bool live = false;    // a process holds the slot now
+    uint64_t connections_accepted = 0;
+    int64_t connections_active = 0;
+    uint64_t requests = 0;
+    uint64_t upstream_retries = 0;
+};
+
+struct LocationSnapshot {
+    std::string name;
+    std::array<uint64_t, status_slot_count> responses{};  // by status_slot()
+    uint64_t response_bytes = 0;
+    uint64_t sendfile_bytes = 0;
+    HistogramSnapshot request_duration{};
+    HistogramSnapshot upstream_duration{};
+    HistogramSnapshot proxy_overhead{};
+
+    uint64_t requests() const;
+};
+
+struct ServerSnapshot {
+    std::string upstream;
+    std::string server;
+    uint64_t requests = 0;
+    uint64_t connections_opened = 0;
+    uint64_t connections_reused = 0;
+    int64_t connections_idle = 0;
+    std::array<uint64_t, upstream_error_names.size()> errors{};  // by UpstreamError
+    HistogramSnapshot connect_time{};
+};
+
+struct Snapshot {
+    uint64_t connections_accepted = 0;
+    int64_t connections_active = 0;
+    uint64_t upstream_retries = 0;
+    uint64_t worker_restarts = 0;
+    uint64_t config_reloads_ok = 0;
+    uint64_t config_reloads_failed = 0;
+    std::vector<WorkerSnapshot> workers;      // every slot ever leased, by slot
+    std::vector<LocationSnapshot> locations;  // every name ever registered, in order
+    std::vector<ServerSnapshot> servers;      // likewise
+};
+
+// Sums the region. Counters a slot kept from before the last reset (its
+// holder has not recorded since) read as zero; gauges are always read.
+Snapshot read_snapshot(const Region& region);
+
+}  // namespace portico::metrics

@@ -1,0 +1,113 @@
+// A worker's handle on its own slot of the shared counters: the only code on
+// the request path. Every call is a handful of relaxed loads and stores into
+// memory no other process writes: no lock, no system call, no lookup (the
+// config's location, upstream and server indexes were turned into slot
+// entries once, in SharedCounters::attach).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "metrics/layout.hpp"
+
+namespace portico::metrics {
+
+// What the request timeline hands over once the last response byte is out.
+struct RequestRecord {
+    int status = 0;
+    uint64_t response_bytes = 0;  // written to the client, head and body
+    uint64_t sendfile_bytes = 0;  // the part of them sent with sendfile(2)
+    uint64_t duration_ns = 0;     // first request byte to last response byte
+    bool proxied = false;         // went upstream; upstream_ns is set
+    uint64_t upstream_ns = 0;     // request sent upstream to last upstream byte
+};
+
+class WorkerCounters {
+public:
+    void connection_accepted() {
+        catch_up_with_reset();
+        bump(totals_->connections_accepted, uint64_t{1});
+        bump(totals_->connections_active, int64_t{1});
+    }
+    void connection_closed() {
+        catch_up_with_reset();
+        bump(totals_->connections_active, int64_t{-1});
+    }
+
+    // `location` is the index into Config::locations. The proxy overhead is
+    // recorded for proxied requests only: for a file or a fixed response the
+    // whole duration is the proxy's and already in the request histogram.
+    void request_finished(size_t location, const RequestRecord& request) {
+        catch_up_with_reset();
+        LocationCounters& counters = locations_[location_entries_[location]];
+        bump(counters.responses[status_slot(request.status)], uint64_t{1});
+        bump(counters.response_bytes, request.response_bytes);
+        bump(counters.sendfile_bytes, request.sendfile_bytes);
+        counters.request_duration.record(request.duration_ns);
+        if (request.proxied) {
+            counters.upstream_duration.record(request.upstream_ns);
+            uint64_t overhead = request.duration_ns > request.upstream_ns
+                                    ? request.duration_ns - request.upstream_ns
+                                    : 0;
+            counters.proxy_overhead.record(overhead);
+        }
+    }
+
+    // `upstream` indexes Config::upstreams, `server` its servers.
+    void upstream_connected(size_t upstream, size_t server, uint64_t connect_ns) {
+        catch_up_with_reset();
+        ServerCounters& counters = server_counters(upstream, server);
+        bump(counters.connections_opened, uint64_t{1});
+        counters.connect_time.record(connect_ns);
+    }
+    void upstream_request_sent(size_t upstream, size_t server, bool reused_connection) {
+        catch_up_with_reset();
+        ServerCounters& counters = server_counters(upstream, server);
+        bump(counters.requests, uint64_t{1});
+        if (reused_connection) bump(counters.connections_reused, uint64_t{1});
+    }
+    // +1 when a connection enters the idle pool, -1 when it leaves it.
+    void upstream_idle_changed(size_t upstream, size_t server, int64_t delta) {
+        catch_up_with_reset();
+        bump(server_counters(upstream, server).connections_idle, delta);
+    }
+    void upstream_failed(size_t upstream, size_t server, UpstreamError kind) {
+        catch_up_with_reset();
+        bump(server_counters(upstream, server).errors[static_cast<size_t>(kind)], uint64_t{1});
+    }
+    void upstream_retried() {
+        catch_up_with_reset();
+        bump(totals_->upstream_retries, uint64_t{1});
+    }
+
+private:
+    friend class SharedCounters;
+    WorkerCounters(const Region& region, unsigned slot, std::vector<uint32_t> location_entries,
+                   std::vector<uint32_t> first_server_entry, std::vector<uint32_t> server_entries);
+
+    // A reset (from any process) only bumps the region's epoch; the owner
+    // zeroes its own slot the next time it records, so the slot keeps a
+    // single writer. One relaxed load of a line that is nearly never written.
+    void catch_up_with_reset() {
+        if (region_epoch_->load(std::memory_order_relaxed) != seen_epoch_) [[unlikely]]
+            start_over();
+    }
+    void start_over();
+
+    ServerCounters& server_counters(size_t upstream, size_t server) {
+        return servers_[server_entries_[first_server_entry_[upstream] + server]];
+    }
+
+    const std::atomic<uint64_t>* region_epoch_;
+    uint64_t seen_epoch_;
+    SlotTotals* totals_;
+    LocationCounters* locations_;
+    ServerCounters* servers_;
+    uint32_t location_capacity_;
+    uint32_t server_capacity_;
+    std::vector<uint32_t> location_entries_;    // Config::locations index -> entry
+    std::vector<uint32_t> first_server_entry_;  // Config::upstreams index -> into server_entries_
+    std::vector<uint32_t> server_entries_;      // -> entry
+};
+
+}  // namespace portico::metrics

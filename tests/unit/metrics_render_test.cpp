@@ -1,0 +1,163 @@
+#include <catch2/catch.hpp>
+#include <cstdint>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "metrics/render.hpp"
+
+using namespace portico::metrics;
+
+namespace {
+
+constexpr uint64_t ms = 1'000'000;
+
+HistogramSnapshot histogram_of(std::initializer_list<uint64_t> values) {
+    HistogramSlot slot;
+    for (uint64_t value : values) slot.record(value);
+    HistogramSnapshot snapshot;
+    snapshot.add(slot);
+    return snapshot;
+}
+
+Snapshot sample_snapshot() {
+    Snapshot snapshot;
+    snapshot.connections_accepted = 7;
+    snapshot.connections_active = 2;
+    snapshot.config_reloads_ok = 1;
+    LocationSnapshot location;
+    location.name = "say \"hi\"\\\nnow";
+    location.responses[status_slot(200)] = 3;
+    location.responses[status_slot(299)] = 1;  // unregistered: counted as 2xx
+    location.request_duration = histogram_of({40'000, 60'000, 2 * ms, 20'000 * ms});
+    location.upstream_duration = histogram_of({1 * ms});
+    location.proxy_overhead = histogram_of({100'000});
+    snapshot.locations.push_back(location);
+    ServerSnapshot server;
+    server.upstream = "app";
+    server.server = "127.0.0.1:3000";
+    server.requests = 4;
+    server.errors[static_cast<size_t>(UpstreamError::timeout)] = 1;
+    server.connect_time = histogram_of({200'000});
+    snapshot.servers.push_back(server);
+    snapshot.workers.push_back({.slot = 0,
+                                .worker = 0,
+                                .pid = 42,
+                                .live = true,
+                                .connections_accepted = 7,
+                                .connections_active = 2,
+                                .requests = 4});
+    return snapshot;
+}
+
+std::vector<std::string> lines_starting(const std::string& text, const std::string& prefix) {
+    std::vector<std::string> found;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);)
+        if (line.rfind(prefix, 0) == 0) found.push_back(line);
+    return found;
+}
+
+uint64_t value_of(const std::string& line) {
+    return std::stoull(line.substr(line.rfind(' ') + 1));
+}
+
+}  // namespace
+
+TEST_CASE("seconds are printed exactly from nanoseconds", "[metrics]") {
+    CHECK(format_seconds(0) == "0");
+    CHECK(format_seconds(50'000) == "0.00005");
+    CHECK(format_seconds(1'500'000) == "0.0015");
+    CHECK(format_seconds(10'000'000'000) == "10");
+    CHECK(format_seconds(1'234'567'891) == "1.234567891");
+}
+
+TEST_CASE("label values escape backslash, double quote and newline", "[metrics]") {
+    CHECK(escape_label_value("plain /path") == "plain /path");
+    CHECK(escape_label_value("a\\b\"c\nd") == "a\\\\b\\\"c\\nd");
+
+    std::string text = render_prometheus(sample_snapshot());
+    CHECK(text.find(
+              "portico_requests_total{location=\"say \\\"hi\\\"\\\\\\nnow\",code=\"200\"} 3\n") !=
+          std::string::npos);
+    // The raw newline never reaches the output: every line is a comment or a sample.
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);)
+        CHECK((line.rfind("portico_", 0) == 0 || line.rfind("# ", 0) == 0));
+}
+
+TEST_CASE("request codes: exact when registered, else by class, zeros left out", "[metrics]") {
+    std::string text = render_prometheus(sample_snapshot());
+    std::vector<std::string> requests = lines_starting(text, "portico_requests_total{");
+    REQUIRE(requests.size() == 2);
+    CHECK(requests[1].find("code=\"2xx\"} 1") != std::string::npos);
+}
+
+TEST_CASE("histogram buckets are cumulative and end with +Inf = count", "[metrics]") {
+    std::string text = render_prometheus(sample_snapshot());
+    std::vector<std::string> buckets =
+        lines_starting(text, "portico_request_duration_seconds_bucket{");
+    REQUIRE(buckets.size() == bucket_count);
+    CHECK(buckets.front().find(",le=\"0.00005\"} 1") != std::string::npos);
+    CHECK(buckets[1].find(",le=\"0.000075\"} 2") != std::string::npos);
+    uint64_t previous = 0;
+    for (const std::string& line : buckets) {
+        CHECK(value_of(line) >= previous);
+        previous = value_of(line);
+    }
+    CHECK(buckets.back().find(",le=\"+Inf\"} 4") != std::string::npos);
+    CHECK(buckets[bucket_count - 2].find(",le=\"10\"} 3") != std::string::npos);
+    std::vector<std::string> count = lines_starting(text, "portico_request_duration_seconds_count");
+    REQUIRE(count.size() == 1);
+    CHECK(value_of(count[0]) == 4);
+    CHECK(!lines_starting(text, "portico_request_duration_seconds_sum{location=").empty());
+}
+
+TEST_CASE("every series the spec names has HELP and TYPE", "[metrics]") {
+    std::string text = render_prometheus(sample_snapshot());
+    const char* families[][2] = {
+        {"portico_connections_accepted_total", "counter"},
+        {"portico_connections_active", "gauge"},
+        {"portico_requests_total", "counter"},
+        {"portico_request_duration_seconds", "histogram"},
+        {"portico_upstream_duration_seconds", "histogram"},
+        {"portico_proxy_overhead_seconds", "histogram"},
+        {"portico_response_bytes_total", "counter"},
+        {"portico_sendfile_bytes_total", "counter"},
+        {"portico_upstream_connections_opened_total", "counter"},
+        {"portico_upstream_connections_reused_total", "counter"},
+        {"portico_upstream_connections_idle", "gauge"},
+        {"portico_upstream_errors_total", "counter"},
+        {"portico_upstream_retries_total", "counter"},
+        {"portico_worker_restarts_total", "counter"},
+        {"portico_config_reloads_total", "counter"},
+        {"portico_upstream_connect_seconds", "histogram"},
+    };
+    for (const auto& [name, type] : families) {
+        INFO(name);
+        CHECK(text.find(std::string("# HELP ") + name + " ") != std::string::npos);
+        CHECK(text.find(std::string("# TYPE ") + name + " " + type + "\n") != std::string::npos);
+    }
+    CHECK(text.find("portico_upstream_errors_total{upstream=\"app\",server=\"127.0.0.1:3000\","
+                    "kind=\"timeout\"} 1\n") != std::string::npos);
+    CHECK(text.find("portico_config_reloads_total{result=\"ok\"} 1\n") != std::string::npos);
+    CHECK(text.find("portico_config_reloads_total{result=\"failed\"} 0\n") != std::string::npos);
+}
+
+TEST_CASE("JSON carries totals, workers, locations, servers and percentiles", "[metrics]") {
+    std::string json = render_json(sample_snapshot());
+    CHECK(json.front() == '{');
+    CHECK(json.back() == '}');
+    CHECK(json.find("\"name\":\"say \\\"hi\\\"\\\\\\u000anow\"") != std::string::npos);
+    CHECK(json.find("\"responses\":{\"1xx\":0,\"2xx\":4,\"3xx\":0,\"4xx\":0,\"5xx\":0,"
+                    "\"other\":0}") != std::string::npos);
+    CHECK(json.find("\"codes\":{\"200\":3,\"2xx\":1}") != std::string::npos);
+    // One 1 ms value in (750 us, 1 ms]: percentiles interpolate inside the bucket.
+    CHECK(json.find("\"upstream_duration\":{\"count\":1,\"sum\":0.001,\"p50\":0.000875,"
+                    "\"p90\":0.000975,\"p99\":0.0009975,\"max\":0.001}") != std::string::npos);
+    CHECK(json.find("\"workers\":[{\"slot\":0,\"worker\":0,\"pid\":42,\"live\":true,") !=
+          std::string::npos);
+    CHECK(json.find("\"errors\":{\"connect\":0,\"timeout\":1,\"reset\":0,\"bad_response\":0}") !=
+          std::string::npos);
+    CHECK(json.find("\"config_reloads\":{\"ok\":1,\"failed\":0}") != std::string::npos);
+}
