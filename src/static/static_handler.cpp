@@ -28,6 +28,25 @@ bool has_dot_segment(std::string_view path) {
     return false;
 }
 
+// Percent-encodes what may not stand in a path as it is (RFC 3986 3.3),
+// and the backslash, which browsers treat as a slash.
+void append_encoded_path(std::string& out, std::string_view path) {
+    static constexpr char hex[] = "0123456789ABCDEF";
+    for (char c : path) {
+        unsigned char byte = static_cast<unsigned char>(c);
+        bool plain = (byte >= 'a' && byte <= 'z') || (byte >= 'A' && byte <= 'Z') ||
+                     (byte >= '0' && byte <= '9') ||
+                     std::string_view("/-._~!$&'()*+,;=:@").find(c) != std::string_view::npos;
+        if (plain) {
+            out.push_back(c);
+        } else {
+            out.push_back('%');
+            out.push_back(hex[byte >> 4]);
+            out.push_back(hex[byte & 15]);
+        }
+    }
+}
+
 Root open_root(const std::string& path) {
     Root root;
     root.fd.reset(::open(path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
@@ -97,8 +116,12 @@ bool StaticHandler::serve(http::Exchange& exchange) {
 bool StaticHandler::serve_directory(http::Exchange& exchange, std::string_view relative) {
     const http::Request& request = exchange.request();
     if (!request.normalized_path.ends_with('/')) {
-        // 301 to the slash-terminated path, as the client spelled it.
-        scratch_.assign(request.path);
+        // 301 to the slash-terminated path. Built from the normalized path
+        // (one leading slash, no dot segments) and percent-encoded, so it
+        // can't become "//host" or "/\host", which browsers read as another
+        // site (an open redirect).
+        scratch_.clear();
+        append_encoded_path(scratch_, request.normalized_path);
         scratch_.push_back('/');
         if (!request.query.empty()) {
             scratch_.push_back('?');
