@@ -46,7 +46,13 @@ public:
     void next_message();
 
     bool in_head() const { return !head_complete_; }
-    bool ends_at_close() const { return head_complete_ && !response_.chunked && !response_.has_content_length; }
+    // The body runs until the upstream closes (HTTP/1.0 style): no length,
+    // no chunks, and a response that may have a body at all.
+    bool ends_at_close() const {
+        int status = response_.status;
+        bool bodyless = head_request_ || status < 200 || status == 204 || status == 304;
+        return head_complete_ && !bodyless && !response_.chunked && !response_.has_content_length;
+    }
     const UpstreamResponse& response() const { return response_; }
     const char* error_reason() const { return llhttp_get_error_reason(&parser_); }
 

@@ -1,0 +1,130 @@
+// Balancing over several upstream servers: round robin, least connections,
+// ip_hash, and passive health (a down server skipped, then back after
+// fail_timeout). One worker, so one balancer sees every request and the
+// counts are exact.
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <memory>
+#include <optional>
+#include <thread>
+
+#include "proxy_support.hpp"
+#include "upstream_server.hpp"
+
+using namespace portico::test;
+
+namespace {
+
+struct Trio {
+    std::vector<std::unique_ptr<UpstreamServer>> servers;
+    explicit Trio(Behaviour behaviour = answer_ok) {
+        for (int i = 0; i < 3; ++i) servers.push_back(std::make_unique<UpstreamServer>(behaviour));
+    }
+    std::vector<std::string> addresses() const {
+        std::vector<std::string> result;
+        for (const auto& server : servers) result.push_back(server->address());
+        return result;
+    }
+    std::vector<size_t> counts() const {
+        std::vector<size_t> result;
+        for (const auto& server : servers) result.push_back(server->request_count());
+        return result;
+    }
+};
+
+void fetch_ok(uint16_t port, int times, const std::string& target = "/") {
+    for (int i = 0; i < times; ++i) {
+        auto response = proxy_fetch(port, get_request(target));
+        REQUIRE(response);
+        REQUIRE(response->status == 200);
+    }
+}
+
+}  // namespace
+
+TEST_CASE("round_robin spreads requests evenly", "[proxy]") {
+    Trio trio;
+    std::string options = "balance = \"round_robin\"";
+    SECTION("with pooled connections") {}
+    SECTION("with keepalive = 0") {
+        options += "\nkeepalive = 0";
+    }
+    Portico portico(proxy_config(trio.addresses(), options));
+    fetch_ok(portico.port(), 30);
+    CHECK(trio.counts() == std::vector<size_t>{10, 10, 10});
+}
+
+TEST_CASE("least_conn avoids the server busy with a long request", "[proxy]") {
+    Trio trio([](const ReceivedRequest& request) {
+        if (request.target == "/hold") {
+            Reply reply;
+            reply.wait_release();
+            reply.send("HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nheld");
+            return reply;
+        }
+        return answer_ok(request);
+    });
+    Portico portico(proxy_config(trio.addresses(), "balance = \"least_conn\""));
+    Client holder(portico.port());
+    holder.send(get_request("/hold"));
+    size_t busy = 3;
+    REQUIRE(UpstreamServer::wait_until(
+        [&] {
+            for (size_t i = 0; i < 3; ++i)
+                if (trio.servers[i]->request_count() == 1) busy = i;
+            return busy < 3;
+        },
+        2s));
+    fetch_ok(portico.port(), 12);
+    auto counts = trio.counts();
+    INFO("busy server " << busy);
+    CHECK(counts[busy] == 1);  // only the held request
+    CHECK(counts[0] + counts[1] + counts[2] == 13);
+    for (auto& server : trio.servers) server->release_held();
+    ResponseReader reader(holder.fd());
+    auto held = reader.read();
+    REQUIRE(held);
+    CHECK(held->body == "held");
+}
+
+TEST_CASE("ip_hash sends every request of one client address to one server", "[proxy]") {
+    Trio trio;
+    Portico portico(proxy_config(trio.addresses(), "balance = \"ip_hash\""));
+    fetch_ok(portico.port(), 20);
+    auto counts = trio.counts();
+    std::sort(counts.begin(), counts.end());
+    CHECK(counts == std::vector<size_t>{0, 0, 20});
+}
+
+TEST_CASE("a down server is skipped, and used again after fail_timeout", "[proxy]") {
+    UpstreamServer live;
+    uint16_t down_port = unused_port();
+    Portico portico(proxy_config({live.address(), "127.0.0.1:" + std::to_string(down_port)},
+                                 "max_fails = 1\nfail_timeout = \"1s\""));
+    // Every request succeeds: the refused one is tried on the other server.
+    fetch_ok(portico.port(), 10);
+    CHECK(live.request_count() == 10);
+
+    UpstreamServer revived(answer_ok, down_port);
+    std::this_thread::sleep_for(1300ms);
+    fetch_ok(portico.port(), 10);
+    INFO("live " << live.request_count() << ", revived " << revived.request_count());
+    CHECK(revived.request_count() >= 3);
+    CHECK(live.request_count() + revived.request_count() == 20);
+}
+
+TEST_CASE("all servers down: 502 at once, and the error log says why", "[proxy]") {
+    std::string first = "127.0.0.1:" + std::to_string(unused_port());
+    std::string second = "127.0.0.1:" + std::to_string(unused_port());
+    Portico portico(proxy_config({first, second}));
+    for (int i = 0; i < 3; ++i) {
+        auto start = std::chrono::steady_clock::now();
+        auto response = proxy_fetch(portico.port(), get_request("/"));
+        REQUIRE(response);
+        CHECK(response->status == 502);
+        CHECK(ms_since(start) < 1000);
+    }
+    INFO(portico.log());
+    CHECK(portico.wait_for_log(first, 1, 2s));
+    CHECK(portico.wait_for_log(second, 1, 2s));
+}

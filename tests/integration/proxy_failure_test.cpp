@@ -1,0 +1,93 @@
+// Upstream failures as the client sees them: 502 for refused connections and
+// malformed responses, 504 for silence past read_timeout, and an aborted
+// (never complete-looking) response when the upstream dies mid-body.
+#include <catch2/catch.hpp>
+
+#include "proxy_support.hpp"
+#include "upstream_server.hpp"
+
+using namespace portico::test;
+
+TEST_CASE("a refused upstream connection is a 502", "[proxy]") {
+    std::string closed = "127.0.0.1:" + std::to_string(unused_port());
+    Portico portico(proxy_config({closed}));
+    auto start = std::chrono::steady_clock::now();
+    auto response = proxy_fetch(portico.port(), get_request("/"));
+    REQUIRE(response);
+    CHECK(response->status == 502);
+    CHECK(ms_since(start) < 2000);
+}
+
+TEST_CASE("a malformed upstream response is a 502", "[proxy]") {
+    std::string garbage;
+    SECTION("not HTTP at all") {
+        garbage = "this is not http\r\n\r\n";
+    }
+    SECTION("a broken Content-Length") {
+        garbage = "HTTP/1.1 200 OK\r\nContent-Length: abc\r\n\r\nabc";
+    }
+    SECTION("a broken status line") {
+        garbage = "HTTP/1.1 2x0 OK\r\n\r\n";
+    }
+    UpstreamServer upstream([&garbage](const ReceivedRequest&) { return Reply::raw(garbage); });
+    Portico portico(proxy_config({upstream.address()}));
+    auto response = proxy_fetch(portico.port(), get_request("/"));
+    REQUIRE(response);
+    INFO(garbage);
+    CHECK(response->status == 502);
+}
+
+TEST_CASE("an upstream silent past read_timeout is a 504", "[proxy]") {
+    UpstreamServer upstream([](const ReceivedRequest&) { return Reply::silence(); });
+    Portico portico(proxy_config({upstream.address()}, "read_timeout = \"500ms\""));
+    auto start = std::chrono::steady_clock::now();
+    auto response = proxy_fetch(portico.port(), get_request("/"));
+    auto elapsed = ms_since(start);
+    REQUIRE(response);
+    CHECK(response->status == 504);
+    CHECK(elapsed >= 400);
+    CHECK(elapsed < 3000);
+    // That connection is closed, never pooled.
+    CHECK(
+        UpstreamServer::wait_until([&] { return upstream.connections_closed_by_peer() == 1; }, 2s));
+}
+
+TEST_CASE("an upstream that dies mid-body aborts the client's response", "[proxy]") {
+    UpstreamServer upstream([](const ReceivedRequest& request) {
+        if (request.target == "/length") {
+            // 100 000 bytes announced, 30 000 sent, then the connection ends.
+            Reply reply = Reply::raw("HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n" +
+                                     pattern_bytes(0, 30000));
+            return reply;
+        }
+        return Reply::raw("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n");
+    });
+    Portico portico(proxy_config({upstream.address()}));
+    Client client(portico.port());
+    ResponseReader reader(client.fd());
+
+    SECTION("with a Content-Length: fewer bytes, then EOF") {
+        client.send(get_request("/length"));
+        auto head = reader.read_head();
+        REQUIRE(head);
+        CHECK(head->status == 200);
+        CHECK(head->header("content-length") == "100000");
+        auto rest = reader.read_until_close(5s);
+        REQUIRE(rest);  // the proxy closed the client connection
+        CHECK(rest->size() < 100000);
+    }
+    SECTION("chunked: never the last chunk, then EOF") {
+        client.send(get_request("/chunked"));
+        auto head = reader.read_head();
+        REQUIRE(head);
+        INFO(head->head);
+        // Framed so that an early end shows: a body delimited by the close
+        // would make the cut response look complete.
+        CHECK(contains_ignoring_case(head->header("transfer-encoding"), "chunked"));
+        auto rest = reader.read_until_close(5s);
+        REQUIRE(rest);
+        INFO(*rest);
+        CHECK(rest->find("hello") != std::string::npos);
+        CHECK(rest->find("0\r\n\r\n") == std::string::npos);
+    }
+}

@@ -1,0 +1,290 @@
+// What goes upstream and what comes back: the request line byte for byte,
+// hop-by-hop headers removed both ways, the X-Forwarded-* family, Host, and
+// bodies in every framing (chunked, 10 MiB) arriving intact.
+#include <catch2/catch.hpp>
+
+#include "proxy_support.hpp"
+#include "upstream_server.hpp"
+
+using namespace portico::test;
+
+TEST_CASE("method, path and query go upstream as the client sent them", "[proxy]") {
+    UpstreamServer upstream;
+    Portico portico(proxy_config({upstream.address()}));
+    Client client(portico.port());
+    ResponseReader reader(client.fd());
+
+    client.send(get_request("/a%20b/c?x=1&y=%2F"));
+    auto response = reader.read();
+    REQUIRE(response);
+    CHECK(response->status == 200);
+    CHECK(response->body == "ok /a%20b/c?x=1&y=%2F");
+    auto request = upstream.last_request();
+    CHECK(request.method == "GET");
+    CHECK(request.target == "/a%20b/c?x=1&y=%2F");
+    CHECK(request.version == "HTTP/1.1");
+
+    // Not normalized on the way: the app sees what the client wrote.
+    client.send(get_request("/a/./b/../c//d?q=%41&q=+"));
+    REQUIRE(reader.read());
+    CHECK(upstream.last_request().target == "/a/./b/../c//d?q=%41&q=+");
+
+    for (std::string method : {"DELETE", "PUT", "PATCH", "OPTIONS", "POST"}) {
+        client.send(method +
+                    " /items/7?force=1 HTTP/1.1\r\nHost: front.example\r\n"
+                    "Content-Length: 4\r\n\r\nbody");
+        auto answer = reader.read();
+        REQUIRE(answer);
+        CHECK(answer->status == 200);
+        request = upstream.last_request();
+        CHECK(request.method == method);
+        CHECK(request.target == "/items/7?force=1");
+        CHECK(request.body == "body");
+    }
+}
+
+TEST_CASE("an absolute-form target goes upstream in origin form with its host", "[proxy]") {
+    UpstreamServer upstream;
+    Portico portico(proxy_config({upstream.address()}));
+    auto response = proxy_fetch(portico.port(),
+                                "GET http://abs.example:8081/p?q HTTP/1.1\r\n"
+                                "Host: other.example\r\n\r\n");
+    REQUIRE(response);
+    CHECK(response->status == 200);
+    auto request = upstream.last_request();
+    CHECK(request.target == "/p?q");
+    CHECK(request.header("host") == "abs.example:8081");
+    CHECK(request.count("host") == 1);
+}
+
+TEST_CASE("hop-by-hop request headers are not forwarded", "[proxy]") {
+    UpstreamServer upstream;
+    Portico portico(proxy_config({upstream.address()}));
+    auto response = proxy_fetch(portico.port(), get_request("/hop",
+                                                            "Connection: close, X-Secret\r\n"
+                                                            "Keep-Alive: timeout=5\r\n"
+                                                            "Proxy-Connection: keep-alive\r\n"
+                                                            "TE: trailers\r\n"
+                                                            "Trailer: X-Checksum\r\n"
+                                                            "Upgrade: h2c\r\n"
+                                                            "X-Secret: s3cr3t\r\n"
+                                                            "X-Kept: yes\r\n"));
+    REQUIRE(response);
+    CHECK(response->status == 200);
+    auto request = upstream.last_request();
+    INFO(request.head);
+    for (const char* name :
+         {"keep-alive", "proxy-connection", "te", "trailer", "upgrade", "x-secret"})
+        CHECK(request.count(name) == 0);
+    CHECK(request.header("x-kept") == "yes");
+    // The client's "close" is about the client connection; upstream the
+    // proxy keeps its pooled connection (no Connection, or keep-alive).
+    std::string connection = request.header("connection");
+    CHECK((connection.empty() || contains_ignoring_case(connection, "keep-alive")));
+    CHECK_FALSE(contains_ignoring_case(connection, "close"));
+    CHECK_FALSE(contains_ignoring_case(connection, "x-secret"));
+    // ...and so the next request reuses it.
+    REQUIRE(proxy_fetch(portico.port(), get_request("/again")));
+    CHECK(upstream.connections_accepted() == 1);
+}
+
+TEST_CASE("hop-by-hop response headers are not passed to the client", "[proxy]") {
+    // RFC 9110 7.6.1: an intermediary removes them in both directions.
+    UpstreamServer upstream([](const ReceivedRequest&) {
+        return Reply::text(200, "hi",
+                           "Connection: keep-alive, X-Hop\r\nKeep-Alive: timeout=10\r\n"
+                           "X-Hop: 1\r\nX-End: 1\r\n");
+    });
+    Portico portico(proxy_config({upstream.address()}));
+    auto response = proxy_fetch(portico.port(), get_request("/"));
+    REQUIRE(response);
+    INFO(response->head);
+    CHECK(response->body == "hi");
+    CHECK(response->header("x-end") == "1");
+    CHECK(response->header("x-hop").empty());
+    CHECK_FALSE(contains_ignoring_case(response->head, "timeout=10"));
+    CHECK_FALSE(contains_ignoring_case(response->header("connection"), "x-hop"));
+}
+
+TEST_CASE("X-Forwarded-For, -Proto, -Host and X-Real-IP are added", "[proxy]") {
+    UpstreamServer upstream;
+    Portico portico(proxy_config({upstream.address()}));
+
+    SECTION("appended to the client's X-Forwarded-For") {
+        REQUIRE(proxy_fetch(portico.port(), get_request("/", "X-Forwarded-For: 1.2.3.4\r\n",
+                                                        "front.example:8080")));
+        auto request = upstream.last_request();
+        INFO(request.head);
+        CHECK(request.header("x-forwarded-for") == "1.2.3.4, 127.0.0.1");
+        CHECK(request.count("x-forwarded-for") == 1);
+        CHECK(request.header("x-forwarded-proto") == "http");
+        CHECK(request.header("x-forwarded-host") == "front.example:8080");
+        CHECK(request.header("x-real-ip") == "127.0.0.1");
+    }
+    SECTION("created when the client sent none") {
+        REQUIRE(proxy_fetch(portico.port(), get_request("/")));
+        auto request = upstream.last_request();
+        INFO(request.head);
+        CHECK(request.header("x-forwarded-for") == "127.0.0.1");
+        CHECK(request.header("x-forwarded-host") == "front.example");
+        CHECK(request.count("x-real-ip") == 1);
+    }
+    SECTION("a client cannot choose its X-Real-IP") {
+        REQUIRE(proxy_fetch(portico.port(), get_request("/", "X-Real-IP: 6.6.6.6\r\n")));
+        auto request = upstream.last_request();
+        INFO(request.head);
+        CHECK(request.header("x-real-ip") == "127.0.0.1");
+        CHECK(request.count("x-real-ip") == 1);
+    }
+}
+
+TEST_CASE("preserve_host decides which Host the upstream sees", "[proxy]") {
+    UpstreamServer upstream;
+    SECTION("true (the default): the client's Host") {
+        Portico portico(proxy_config({upstream.address()}));
+        REQUIRE(proxy_fetch(portico.port(), get_request("/", "", "front.example:8080")));
+        CHECK(upstream.last_request().header("host") == "front.example:8080");
+        CHECK(upstream.last_request().count("host") == 1);
+    }
+    SECTION("false: the upstream server's own host:port") {
+        Portico portico(proxy_config({upstream.address()}, "", "preserve_host = false"));
+        REQUIRE(proxy_fetch(portico.port(), get_request("/", "", "front.example:8080")));
+        CHECK(upstream.last_request().header("host") == upstream.address());
+        CHECK(upstream.last_request().count("host") == 1);
+        // X-Forwarded-Host still tells the app what the client asked for.
+        CHECK(upstream.last_request().header("x-forwarded-host") == "front.example:8080");
+    }
+}
+
+TEST_CASE("an inline proxy = \"http://host:port\" upstream works", "[proxy]") {
+    UpstreamServer upstream;
+    Portico portico(
+        "[server]\nlisten = [\"{listen}\"]\nworkers = 1\n\n"
+        "[[location]]\nprefix = \"/\"\nproxy = \"http://" +
+        upstream.address() + "\"\npreserve_host = false\n");
+    auto response = proxy_fetch(portico.port(), get_request("/inline?x"));
+    REQUIRE(response);
+    CHECK(response->status == 200);
+    CHECK(response->body == "ok /inline?x");
+    CHECK(upstream.last_request().header("host") == upstream.address());
+}
+
+TEST_CASE("a chunked request body and a chunked response pass through", "[proxy]") {
+    UpstreamServer upstream([](const ReceivedRequest& request) {
+        return Reply::chunked({"[", request.body, "]"}, 0ms);
+    });
+    Portico portico(proxy_config({upstream.address()}));
+    Client client(portico.port());
+    ResponseReader reader(client.fd());
+    client.send(
+        "POST /echo HTTP/1.1\r\nHost: front.example\r\nTransfer-Encoding: chunked\r\n\r\n"
+        "5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n");
+    auto response = reader.read();
+    REQUIRE(response);
+    CHECK(response->status == 200);
+    CHECK(response->body == "[hello world]");
+    auto request = upstream.last_request();
+    CHECK(request.body == "hello world");
+    // One framing upstream, never both (request smuggling).
+    CHECK(request.count("content-length") + (request.chunked ? 1 : 0) == 1);
+    // The connection is still in step for the next request.
+    client.send(get_request("/next"));
+    auto next = reader.read();
+    REQUIRE(next);
+    CHECK(next->body == "[]");
+}
+
+TEST_CASE("a 10 MiB request body arrives upstream intact", "[proxy]") {
+    const size_t size = 10u << 20;
+    UpstreamServer upstream([](const ReceivedRequest& request) {
+        return Reply::text(200, std::to_string(request.body.size()));
+    });
+    Portico portico(proxy_config({upstream.address()}));
+    std::string payload = random_bytes(size, 7);
+    Client client(portico.port());
+    client.send("POST /upload HTTP/1.1\r\nHost: front.example\r\nContent-Length: " +
+                std::to_string(size) + "\r\n\r\n" + payload);
+    ResponseReader reader(client.fd());
+    auto response = reader.read(20s);
+    REQUIRE(response);
+    CHECK(response->status == 200);
+    CHECK(response->body == std::to_string(size));
+    auto request = upstream.last_request();
+    CHECK(request.body.size() == size);
+    bool intact = request.body == payload;
+    CHECK(intact);
+}
+
+TEST_CASE("a 10 MiB response reaches the client intact", "[proxy]") {
+    const size_t size = 10u << 20;
+    UpstreamServer upstream([size](const ReceivedRequest&) { return Reply::pattern(size); });
+    Portico portico(proxy_config({upstream.address()}));
+    auto response = proxy_fetch(portico.port(), get_request("/download"), 20s);
+    REQUIRE(response);
+    CHECK(response->status == 200);
+    CHECK(response->body.size() == size);
+    bool intact = response->body == pattern_bytes(0, size);
+    CHECK(intact);
+}
+
+TEST_CASE("HEAD and 204 responses carry no body and keep both connections in step", "[proxy]") {
+    UpstreamServer upstream([](const ReceivedRequest& request) {
+        if (request.method == "HEAD")
+            return Reply::raw("HTTP/1.1 200 OK\r\nContent-Length: 1234\r\n\r\n",
+                              Reply::Then::keep_alive);
+        if (request.target == "/empty")
+            return Reply::raw("HTTP/1.1 204 No Content\r\n\r\n", Reply::Then::keep_alive);
+        return answer_ok(request);
+    });
+    Portico portico(proxy_config({upstream.address()}));
+    Client client(portico.port());
+    ResponseReader reader(client.fd());
+    client.send("HEAD /thing HTTP/1.1\r\nHost: front.example\r\n\r\n");
+    auto head = reader.read(5s, true);
+    REQUIRE(head);
+    CHECK(head->status == 200);
+    CHECK(head->header("content-length") == "1234");
+    client.send(get_request("/empty"));
+    auto empty = reader.read();
+    REQUIRE(empty);
+    CHECK(empty->status == 204);
+    client.send(get_request("/after"));
+    auto after = reader.read();
+    REQUIRE(after);
+    CHECK(after->body == "ok /after");
+    CHECK(upstream.connections_accepted() == 1);
+}
+
+TEST_CASE("pipelined requests are proxied and answered in order", "[proxy]") {
+    UpstreamServer upstream;
+    Portico portico(proxy_config({upstream.address()}));
+    Client client(portico.port());
+    ResponseReader reader(client.fd());
+    client.send(get_request("/one") + get_request("/two") + get_request("/three"));
+    for (std::string expected : {"ok /one", "ok /two", "ok /three"}) {
+        auto response = reader.read();
+        REQUIRE(response);
+        CHECK(response->body == expected);
+    }
+}
+
+TEST_CASE("an HTTP/1.0 client gets a body it can read from a chunked upstream", "[proxy]") {
+    UpstreamServer upstream([](const ReceivedRequest&) {
+        return Reply::chunked({"part one, ", "part two"}, 0ms);
+    });
+    Portico portico(proxy_config({upstream.address()}));
+    Client client(portico.port());
+    client.send("GET /old HTTP/1.0\r\nHost: front.example\r\n\r\n");
+    ResponseReader reader(client.fd());
+    auto head = reader.read_head();
+    REQUIRE(head);
+    INFO(head->head);
+    // HTTP/1.0 has no chunked coding: a length, or the end of the connection.
+    CHECK_FALSE(contains_ignoring_case(head->header("transfer-encoding"), "chunked"));
+    auto body = reader.read_body(*head, 5s);
+    REQUIRE(body);
+    CHECK(*body == "part one, part two");
+    // Upstream the exchange was still HTTP/1.1 and pooled.
+    REQUIRE(proxy_fetch(portico.port(), get_request("/new")));
+    CHECK(upstream.connections_accepted() == 1);
+}

@@ -1,0 +1,81 @@
+// What the proxy tests share: a config with an upstream pool, a response
+// reader that accepts any framing the proxy may choose (Content-Length,
+// chunked, or the end of the connection) and can stop after the head, and
+// small probes (a closed port, a worker's resident memory).
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "harness.hpp"
+
+namespace portico::test {
+
+// [server] with one worker (pools and balancers are per worker, so one
+// worker makes every count exact), [upstream.app] with `servers`, and one
+// prefix "/" location proxying to it. The option strings are TOML lines
+// added to each table.
+std::string proxy_config(const std::vector<std::string>& servers,
+                         const std::string& upstream_options = "",
+                         const std::string& location_options = "",
+                         const std::string& server_options = "");
+
+// "GET TARGET HTTP/1.1\r\nHost: HOST\r\nEXTRA\r\n" (extra: "Name: value\r\n" lines).
+std::string get_request(const std::string& target, const std::string& extra = "",
+                        const std::string& host = "front.example");
+
+class ResponseReader {
+public:
+    explicit ResponseReader(int fd) : fd_(fd) {}
+
+    // One whole response, body decoded; nullopt when it did not arrive
+    // complete (timeout, or the connection ended first).
+    std::optional<Response> read(std::chrono::milliseconds timeout = 5s, bool head_request = false);
+    std::optional<Response> read_head(std::chrono::milliseconds timeout = 5s);
+    // The body after read_head(); nullopt when incomplete.
+    std::optional<std::string> read_body(const Response& head, std::chrono::milliseconds timeout,
+                                         bool head_request = false);
+    // Raw bytes: waits until `text` is buffered / `count` bytes are / EOF.
+    bool read_until(std::string_view text, std::chrono::milliseconds timeout);
+    bool read_at_least(size_t count, std::chrono::milliseconds timeout);
+    // Everything buffered plus the rest up to EOF; nullopt on timeout.
+    std::optional<std::string> read_until_close(std::chrono::milliseconds timeout);
+    const std::string& buffered() const { return buffer_; }
+    void discard() { buffer_.clear(); }
+    bool eof() const { return eof_; }
+    // How the last body read was framed: "length", "chunked", "close" or "none".
+    const std::string& framing() const { return framing_; }
+
+private:
+    using Deadline = std::chrono::steady_clock::time_point;
+    bool fill(Deadline deadline);
+    std::optional<std::string> read_chunked(Deadline deadline);
+
+    int fd_;
+    std::string buffer_;
+    bool eof_ = false;
+    std::string framing_;
+};
+
+// One request on a new connection, any framing; nullopt when incomplete.
+std::optional<Response> proxy_fetch(uint16_t port, const std::string& request,
+                                    std::chrono::milliseconds timeout = 5s);
+
+// A loopback port nothing listens on (bound, then closed).
+uint16_t unused_port();
+// VmRSS of a process, in KiB (0 when unreadable).
+long resident_kib(pid_t pid);
+// Deterministic bytes that do not repeat in any short period.
+std::string random_bytes(size_t size, uint32_t seed);
+// Milliseconds since `start`.
+long long ms_since(std::chrono::steady_clock::time_point start);
+// Case-insensitive search (header names in raw heads).
+bool contains_ignoring_case(std::string_view haystack, std::string_view needle);
+
+}  // namespace portico::test
