@@ -60,6 +60,7 @@ void ClientConnection::close() {
     else server_.connections = next;
     if (next) next->prev = prev;
     --server_.connection_count;
+    server_.counters.connection_closed();
     // Memory is freed only once libuv is done with both handles.
     uv_close(reinterpret_cast<uv_handle_t*>(&poll_), on_handle_closed);
     uv_close(reinterpret_cast<uv_handle_t*>(&timer_), on_handle_closed);
@@ -151,6 +152,7 @@ void ClientConnection::on_readable() {
     }
     if (state_ == State::idle) {
         state_ = State::reading_head;
+        request_start_ns_ = uv_hrtime();
         if (requests_served_ > 0) arm_timer(server_.config.server.header_timeout);
     } else if (state_ == State::active && !body_complete_) {
         arm_timer(server_.config.server.body_timeout);
@@ -327,6 +329,7 @@ void ClientConnection::fail(int status, const char* reason) {
 }
 
 void ClientConnection::on_response_complete() {
+    record_request();
     if (close_after_response_) {
         close_after_output();
         return;
@@ -341,7 +344,7 @@ void ClientConnection::finish_request() {
         close_after_output();
         return;
     }
-    response_begun_ = response_ended_ = head_committed_ = chunked_response_ = false;
+    response_begun_ = response_ended_ = head_committed_ = chunked_response_ = proxied_ = false;
     body_complete_ = body_too_large_ = handler_started_ = body_held_ = false;
     listener_ = nullptr;
     body_received_ = 0;
@@ -358,6 +361,7 @@ void ClientConnection::finish_request() {
     parser_.resume();
     if (leftover > 0) {
         state_ = State::reading_head;
+        request_start_ns_ = uv_hrtime();  // a pipelined request starts when its turn comes
         arm_timer(server_.config.server.header_timeout);
     } else {
         state_ = State::idle;

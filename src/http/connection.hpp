@@ -52,6 +52,8 @@ public:
     void resume_request_body() override;
     bool output_pending() const override { return !output_.empty(); }
     void switch_protocols() override;
+    void set_upstream_timing(uint64_t upstream_ns, uint64_t connect_ns,
+                             std::string_view server) override;
 
 private:
     enum class State {
@@ -93,6 +95,7 @@ private:
     bool keep_alive_after_response() const;
     void start_head(int status);
     void commit_head();
+    void record_request();
     size_t input_capacity() const { return server_.buffers.block_size(); }
 
     ServerContext& server_;
@@ -134,6 +137,16 @@ private:
     bool close_after_response_ = false;
     bool chunked_response_ = false;
     uint64_t bytes_sent_ = 0;
+
+    // The request timeline (uv_hrtime), for the counters and the access log.
+    uint64_t request_start_ns_ = 0;
+    int response_status_ = 0;
+    uint64_t response_start_bytes_ = 0;
+    uint64_t response_start_file_bytes_ = 0;
+    bool proxied_ = false;
+    uint64_t upstream_ns_ = 0;
+    uint64_t connect_ns_ = 0;
+    std::string_view upstream_server_;
 
     int location_ = -1;
     bool handler_started_ = false;

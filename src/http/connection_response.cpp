@@ -32,6 +32,9 @@ bool ClientConnection::keep_alive_after_response() const {
 
 void ClientConnection::start_head(int status) {
     response_begun_ = true;
+    response_status_ = status;
+    response_start_bytes_ = bytes_sent_;
+    response_start_file_bytes_ = output_.file_bytes_sent();
     if (head_buffer_ == nullptr) head_buffer_ = server_.buffers.acquire();
     head_ = ResponseHead(head_buffer_, server_.buffers.block_size());
     head_.status_line(status);
@@ -123,6 +126,27 @@ void ClientConnection::switch_protocols() {
     // Bytes the client sent after its upgrade request belong to the tunnel.
     if (state_ == State::tunnel && input_filled_ > input_parsed_) on_tunnel_input();
     update_poll();
+}
+
+void ClientConnection::set_upstream_timing(uint64_t upstream_ns, uint64_t connect_ns,
+                                           std::string_view server) {
+    proxied_ = true;
+    upstream_ns_ = upstream_ns;
+    connect_ns_ = connect_ns;
+    upstream_server_ = server;
+}
+
+// The last response byte is out: the timeline ends here.
+void ClientConnection::record_request() {
+    if (location_ < 0) return;
+    metrics::RequestRecord record;
+    record.status = response_status_;
+    record.response_bytes = bytes_sent_ - response_start_bytes_;
+    record.sendfile_bytes = output_.file_bytes_sent() - response_start_file_bytes_;
+    record.duration_ns = uv_hrtime() - request_start_ns_;
+    record.proxied = proxied_;
+    record.upstream_ns = upstream_ns_;
+    server_.counters.request_finished(static_cast<size_t>(location_), record);
 }
 
 void ClientConnection::respond_text(int status, std::string_view body) {

@@ -80,6 +80,12 @@ public:
     // end_response (the other side closed) or on_client_gone.
     virtual void switch_protocols() = 0;
 
+    // The proxy's part of the request timeline, for the counters and the
+    // access log: request sent upstream to last upstream byte, and the
+    // connect time (0: a pooled connection).
+    virtual void set_upstream_timing(uint64_t upstream_ns, uint64_t connect_ns,
+                                     std::string_view server) = 0;
+
 protected:
     ~Exchange() = default;
 };

@@ -77,6 +77,7 @@ OutputQueue::FlushResult OutputQueue::flush_file(int socket_fd, uint64_t& sent) 
     // 0 means the file shrank under us: the promised length can't be sent.
     if (written == 0) return FlushResult::failed;
     consume(static_cast<uint64_t>(written));
+    file_bytes_sent_ += static_cast<uint64_t>(written);
     sent += static_cast<uint64_t>(written);
     return static_cast<size_t>(written) < chunk ? FlushResult::would_block : FlushResult::done;
 }

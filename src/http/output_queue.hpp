@@ -29,6 +29,8 @@ public:
     FlushResult flush(int socket_fd, uint64_t& sent);
 
     bool empty() const { return first_ == pieces_.size(); }
+    // Bytes sent with sendfile(2) so far, for the counters.
+    uint64_t file_bytes_sent() const { return file_bytes_sent_; }
     uint64_t pending_bytes() const { return pending_bytes_; }
     void clear();
 
@@ -48,6 +50,7 @@ private:
     std::vector<Piece> pieces_;
     size_t first_ = 0;
     uint64_t pending_bytes_ = 0;
+    uint64_t file_bytes_sent_ = 0;
 };
 
 }  // namespace portico::http

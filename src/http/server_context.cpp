@@ -33,15 +33,19 @@ size_t buffer_size_for(const config::ServerConfig& server) {
 
 }  // namespace
 
-ServerContext::ServerContext(uv_loop_t* loop, const config::Config& config)
+ServerContext::ServerContext(uv_loop_t* loop, const config::Config& config,
+                             metrics::WorkerCounters counters, unsigned worker_index)
     : loop(loop),
       config(config),
+      counters(std::move(counters)),
+      worker_index(worker_index),
       router(config.locations),
       buffers(buffer_size_for(config.server)),
       mime(config.mime),
       file_cache(loop) {
     for (const config::UpstreamConfig& upstream : config.upstreams)
-        upstreams.push_back(std::make_unique<proxy::Upstream>(loop, upstream));
+        upstreams.push_back(std::make_unique<proxy::Upstream>(loop, upstream, upstreams.size(),
+                                                              this->counters));
     for (const config::LocationConfig& location : config.locations) {
         handlers.push_back(handlers_for(location, *this));
         location_streams_body.push_back(std::any_of(

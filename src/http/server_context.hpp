@@ -11,6 +11,7 @@
 #include "config/config.hpp"
 #include "core/buffer_pool.hpp"
 #include "core/http_date.hpp"
+#include "metrics/worker_counters.hpp"
 #include "http/exchange.hpp"
 #include "proxy/upstream.hpp"
 #include "router/router.hpp"
@@ -22,10 +23,13 @@ namespace portico::http {
 class ClientConnection;
 
 struct ServerContext {
-    ServerContext(uv_loop_t* loop, const config::Config& config);
+    ServerContext(uv_loop_t* loop, const config::Config& config, metrics::WorkerCounters counters,
+                  unsigned worker_index);
 
     uv_loop_t* loop;
     const config::Config& config;
+    metrics::WorkerCounters counters;  // this worker's slot of the shared counters
+    unsigned worker_index;
     router::Router router;
     core::DateCache date;
     core::BufferPool buffers;

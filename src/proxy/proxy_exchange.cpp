@@ -91,11 +91,12 @@ void ProxyExchange::attempt() {
 
     connection_ = upstream_.take_idle(*server_);
     reused_ = connection_ != nullptr;
+    connect_started_ns_ = uv_hrtime();
     if (connection_ == nullptr) {
         int error = 0;
         connection_ = UpstreamConnection::open(loop_, *server_, error);
         if (connection_ == nullptr) {
-            fail(Failure::connect, std::strerror(error));
+            fail(metrics::UpstreamError::connect, std::strerror(error));
             return;
         }
     }
@@ -111,6 +112,11 @@ void ProxyExchange::attempt() {
 
 void ProxyExchange::on_connected() {
     phase_ = Phase::exchanging;
+    request_sent_ns_ = uv_hrtime();
+    metrics::WorkerCounters& counters = upstream_.counters();
+    connect_ns_ = reused_ ? 0 : request_sent_ns_ - connect_started_ns_;
+    if (!reused_) counters.upstream_connected(upstream_.index(), server_->index, connect_ns_);
+    counters.upstream_request_sent(upstream_.index(), server_->index, reused_);
     connection_->arm_timer(ms(upstream_.config().read_timeout));
     write_upstream();
 }
@@ -134,7 +140,7 @@ bool ProxyExchange::on_request_body(std::string_view raw) {
         if (result == http::OutputQueue::FlushResult::done) return true;
         to_upstream_.clear();
         if (result == http::OutputQueue::FlushResult::failed) {
-            fail(Failure::reset, "writing the request body failed");
+            fail(metrics::UpstreamError::reset, "writing the request body failed");
             return true;
         }
         // The socket took part of it: keep the rest, and the client waits.
@@ -166,7 +172,7 @@ void ProxyExchange::write_upstream() {
         in_flight_queued_ = true;
     }
     if (result == http::OutputQueue::FlushResult::failed) {
-        fail(Failure::reset, std::strerror(errno));
+        fail(metrics::UpstreamError::reset, std::strerror(errno));
         return;
     }
     if (result == http::OutputQueue::FlushResult::would_block) {
@@ -193,14 +199,14 @@ void ProxyExchange::on_upstream_event(UpstreamConnection&, int status, int event
         int error = connection_->finish_connect();
         if (status < 0 && error == 0) error = ECONNREFUSED;
         if (error != 0) {
-            fail(Failure::connect, std::strerror(error));
+            fail(metrics::UpstreamError::connect, std::strerror(error));
             return;
         }
         on_connected();
         return;
     }
     if (status < 0) {
-        fail(Failure::reset, "connection error");
+        fail(metrics::UpstreamError::reset, "connection error");
         return;
     }
     if (events & UV_WRITABLE) write_upstream();
@@ -212,7 +218,7 @@ void ProxyExchange::read_upstream() {
     ssize_t received = ::read(connection_->fd(), input_ + input_filled_,
                               buffers_.block_size() - input_filled_);
     if (received < 0) {
-        if (errno != EAGAIN && errno != EINTR) fail(Failure::reset, std::strerror(errno));
+        if (errno != EAGAIN && errno != EINTR) fail(metrics::UpstreamError::reset, std::strerror(errno));
         return;
     }
     if (received == 0) {
@@ -247,7 +253,7 @@ void ProxyExchange::parse_response() {
         switch (outcome.step) {
         case ResponseParser::Step::need_more_data:
             if (!head_forwarded_ && input_filled_ == buffers_.block_size()) {
-                fail(Failure::bad_response, "response head larger than the buffer");
+                fail(metrics::UpstreamError::bad_response, "response head larger than the buffer");
                 return;
             }
             if (head_forwarded_ && !waiting_for_client_) input_filled_ = input_parsed_ = 0;
@@ -267,7 +273,7 @@ void ProxyExchange::parse_response() {
             complete_response();
             return;
         case ResponseParser::Step::failed:
-            fail(Failure::bad_response, parser_->error_reason());
+            fail(metrics::UpstreamError::bad_response, parser_->error_reason());
             return;
         }
     }
@@ -279,7 +285,7 @@ void ProxyExchange::forward_response_head() {
     if (status >= 100 && status < 200 && status != 101) return;  // skipped at its end
     if (status == 101) {
         if (!websocket_) {
-            fail(Failure::bad_response, "101 Switching Protocols to a request that did not ask");
+            fail(metrics::UpstreamError::bad_response, "101 Switching Protocols to a request that did not ask");
             return;
         }
         head_forwarded_ = true;
@@ -332,6 +338,7 @@ void ProxyExchange::complete_response() {
     bool reuse = can_reuse();
     upstream_.report_success(*server_);
     http::Exchange* exchange = std::exchange(exchange_, nullptr);
+    exchange->set_upstream_timing(uv_hrtime() - request_sent_ns_, connect_ns_, server_->address->text);
     release_connection(reuse);
     finish();
     exchange->end_response();
@@ -357,7 +364,7 @@ void ProxyExchange::on_upstream_closed() {
         complete_response();
         return;
     }
-    fail(Failure::reset, response_byte_seen_ ? "upstream closed the connection mid-response"
+    fail(metrics::UpstreamError::reset, response_byte_seen_ ? "upstream closed the connection mid-response"
                                              : "upstream closed the connection before responding");
 }
 
@@ -367,22 +374,22 @@ void ProxyExchange::on_upstream_timeout(UpstreamConnection&) {
         on_upstream_closed();  // idle for read_timeout both ways: the tunnel ends
         return;
     }
-    fail(phase_ == Phase::connecting ? Failure::connect : Failure::timeout,
+    fail(phase_ == Phase::connecting ? metrics::UpstreamError::connect : metrics::UpstreamError::timeout,
          phase_ == Phase::connecting ? "connect_timeout passed" : "read_timeout or send_timeout passed");
 }
 
 // ---- failures ------------------------------------------------------------
 
-void ProxyExchange::fail(Failure failure, const char* what) {
+void ProxyExchange::fail(metrics::UpstreamError failure, const char* what) {
     if (phase_ == Phase::done) return;
     if (!response_byte_seen_ && retry_on_fresh_connection()) return;
-    bool connect_failed = failure == Failure::connect;
+    bool connect_failed = failure == metrics::UpstreamError::connect;
     spdlog::error("upstream '{}' server {}: {} ({})", upstream_.config().name,
                   server_->address->text, what,
-                  connect_failed ? "connect" : failure == Failure::timeout ? "timeout"
-                                           : failure == Failure::reset   ? "reset"
+                  connect_failed ? "connect" : failure == metrics::UpstreamError::timeout ? "timeout"
+                                           : failure == metrics::UpstreamError::reset   ? "reset"
                                                                          : "bad response");
-    upstream_.report_failure(*server_);
+    upstream_.report_failure(*server_, failure);
     release_connection(false);
     if (!exchange_) {
         finish();
@@ -397,7 +404,7 @@ void ProxyExchange::fail(Failure failure, const char* what) {
         // Never end as if complete: the client must see the truncation.
         std::exchange(exchange_, nullptr)->abort();
     } else {
-        int status = failure == Failure::timeout ? 504 : 502;
+        int status = failure == metrics::UpstreamError::timeout ? 504 : 502;
         std::exchange(exchange_, nullptr)->respond_text(status, http::status_text(status));
     }
     finish();
@@ -410,10 +417,12 @@ bool ProxyExchange::retry_on_fresh_connection() {
     if (!reused_ || retried_ || !exchange_ || !replayable_) return false;
     if (!is_idempotent(exchange_->request().method) && request_sent_) return false;
     retried_ = true;
+    upstream_.counters().upstream_retried();
     spdlog::info("upstream '{}' server {} closed a kept-alive connection as a request was sent; "
                  "retrying on a new connection", upstream_.config().name, server_->address->text);
     release_connection(false);
     int error = 0;
+    connect_started_ns_ = uv_hrtime();
     connection_ = UpstreamConnection::open(loop_, *server_, error);
     if (connection_ == nullptr) return false;
     ++server_->active_requests;

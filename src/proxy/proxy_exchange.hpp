@@ -27,7 +27,6 @@ public:
 
 private:
     enum class Phase { connecting, exchanging, tunnel, done };
-    enum class Failure { connect, timeout, reset, bad_response };
     struct Guard;  // see proxy_exchange.cpp
 
     ~ProxyExchange();
@@ -50,7 +49,7 @@ private:
     void forward_body(std::string_view bytes);
     void complete_response();
     void on_upstream_closed();
-    void fail(Failure failure, const char* what);
+    void fail(metrics::UpstreamError failure, const char* what);
     bool retry_on_fresh_connection();
     bool can_reuse() const;
     void release_connection(bool reuse);
@@ -70,6 +69,9 @@ private:
     bool reused_ = false;
     bool retried_ = false;
     bool websocket_ = false;
+    uint64_t connect_started_ns_ = 0;  // uv_hrtime, for the counters
+    uint64_t connect_ns_ = 0;
+    uint64_t request_sent_ns_ = 0;
 
     // Upstream-bound: the head (kept for a retry), then the body as it comes.
     char* head_block_ = nullptr;

@@ -32,11 +32,13 @@ uint32_t client_hash(const sockaddr_storage& client) {
 
 }  // namespace
 
-Upstream::Upstream(uv_loop_t* loop, const config::UpstreamConfig& config)
-    : loop_(loop), config_(config), servers_(config.servers.size()) {
+Upstream::Upstream(uv_loop_t* loop, const config::UpstreamConfig& config, size_t index,
+                   metrics::WorkerCounters& counters)
+    : loop_(loop), config_(config), index_(index), counters_(counters), servers_(config.servers.size()) {
     for (size_t i = 0; i < servers_.size(); ++i) {
         servers_[i].address = &config.servers[i];
         servers_[i].upstream = &config;
+        servers_[i].index = i;
     }
 }
 
@@ -88,7 +90,8 @@ UpstreamServer* Upstream::pick(const sockaddr_storage& client,
     return nullptr;
 }
 
-void Upstream::report_failure(UpstreamServer& server) {
+void Upstream::report_failure(UpstreamServer& server, metrics::UpstreamError kind) {
+    counters_.upstream_failed(index_, server.index, kind);
     if (config_.max_fails == 0) return;
     uint64_t now = uv_now(loop_);
     uint64_t window = static_cast<uint64_t>(config_.fail_timeout.count());
@@ -126,6 +129,7 @@ void Upstream::put_idle(UpstreamConnection* connection) {
     if (server.idle_head) server.idle_head->idle_prev = connection;
     server.idle_head = connection;
     ++server.idle_count;
+    counters_.upstream_idle_changed(index_, server.index, 1);
     // Watched while idle: the upstream closing it (or sending anything) takes
     // it out of the pool at once, so no request is written into a dead one.
     connection->watch(this, UV_READABLE);
@@ -139,6 +143,7 @@ void Upstream::unlink_idle(UpstreamConnection& connection) {
     if (connection.idle_next) connection.idle_next->idle_prev = connection.idle_prev;
     connection.idle_next = connection.idle_prev = nullptr;
     --server.idle_count;
+    counters_.upstream_idle_changed(index_, server.index, -1);
 }
 
 void Upstream::on_upstream_event(UpstreamConnection& connection, int, int) {

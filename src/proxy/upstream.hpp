@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "config/config.hpp"
+#include "metrics/worker_counters.hpp"
 #include "proxy/upstream_connection.hpp"
 
 namespace portico::proxy {
@@ -19,6 +20,7 @@ namespace portico::proxy {
 struct UpstreamServer {
     const config::SocketAddress* address = nullptr;
     const config::UpstreamConfig* upstream = nullptr;
+    size_t index = 0;  // in its upstream's servers, for the counters
     // Passive health (max_fails within fail_timeout: down for fail_timeout).
     uint32_t recent_failures = 0;
     uint64_t first_failure_ms = 0;
@@ -33,18 +35,22 @@ struct UpstreamServer {
 
 class Upstream final : private UpstreamConnection::Owner {
 public:
-    Upstream(uv_loop_t* loop, const config::UpstreamConfig& config);
+    // `index`: this upstream's place in Config::upstreams, for the counters.
+    Upstream(uv_loop_t* loop, const config::UpstreamConfig& config, size_t index,
+             metrics::WorkerCounters& counters);
     ~Upstream();
     Upstream(const Upstream&) = delete;
     Upstream& operator=(const Upstream&) = delete;
 
     const config::UpstreamConfig& config() const { return config_; }
+    size_t index() const { return index_; }
+    metrics::WorkerCounters& counters() { return counters_; }
 
     // The server for a new request, by the configured balance, skipping
     // servers marked down and those in `tried`; nullptr when none is left.
     UpstreamServer* pick(const sockaddr_storage& client, const std::vector<UpstreamServer*>& tried);
 
-    void report_failure(UpstreamServer& server);
+    void report_failure(UpstreamServer& server, metrics::UpstreamError kind);
     void report_success(UpstreamServer& server);
 
     // A kept-alive connection to `server` that is still open, or nullptr.
@@ -63,6 +69,8 @@ private:
 
     uv_loop_t* loop_;
     const config::UpstreamConfig& config_;
+    size_t index_;
+    metrics::WorkerCounters& counters_;
     std::vector<UpstreamServer> servers_;
     size_t next_round_robin_ = 0;
     bool draining_ = false;

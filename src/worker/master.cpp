@@ -86,6 +86,11 @@ bool Master::open_sockets(const config::Config& config) {
 }
 
 bool Master::spawn(unsigned slot) {
+    metrics::SharedCounters::Lease lease = counters_->lease_slot(slot);
+    if (lease.shared)
+        spdlog::warn("every counters slot is taken: worker {} shares one, its counts may slip",
+                     slot);
+    pid_t master = getpid();
     pid_t pid = fork();
     if (pid < 0) {
         spdlog::error("fork: {}", std::strerror(errno));
@@ -101,10 +106,11 @@ bool Master::spawn(unsigned slot) {
             if (socket.slot == slot) mine.push_back(socket.fd.release());
             else ::close(socket.fd.release());
         }
-        _exit(run_worker(*config_, slot, mine));
+        ::close(metrics_.fd());
+        _exit(run_worker(*config_, slot, mine, *counters_, lease.slot, master));
     }
     int64_t now = monotonic_ms();
-    workers_.push_back({pid, slot, generation_, now, false});
+    workers_.push_back({pid, slot, generation_, now, false, lease.slot});
     spdlog::info("started worker {} (pid {})", slot, pid);
     return true;
 }
@@ -118,17 +124,26 @@ int Master::run() {
         spdlog::critical("signalfd: {}", std::strerror(errno));
         return 1;
     }
-    if (!open_sockets(*config_)) return 1;
+    std::string error;
+    counters_ = metrics::SharedCounters::create(metrics::capacity_for(*config_), error);
+    if (!counters_) {
+        spdlog::critical("cannot create the shared counters: {}", error);
+        return 1;
+    }
+    counters_->register_names(*config_);
+    if (!open_sockets(*config_) || !open_metrics(*config_)) return 1;
     slots_.assign(config_->server.workers, {});
     for (unsigned slot = 0; slot < config_->server.workers; ++slot) spawn(slot);
 
     while (!done_) {
-        struct pollfd pfd = {signal_fd_.get(), POLLIN, 0};
-        int ready = ::poll(&pfd, 1, poll_timeout_ms());
+        struct pollfd pfds[2] = {{signal_fd_.get(), POLLIN, 0}, {metrics_.fd(), POLLIN, 0}};
+        int ready = ::poll(pfds, metrics_.fd() >= 0 ? 2 : 1, poll_timeout_ms());
         if (ready < 0 && errno != EINTR) {
             spdlog::critical("poll: {}", std::strerror(errno));
             return 1;
         }
+        if (ready > 0 && metrics_.fd() >= 0 && (pfds[1].revents & POLLIN))
+            metrics_.serve_pending(*counters_, [this] { return workers_accepting(); });
         struct signalfd_siginfo info;
         while (::read(signal_fd_.get(), &info, sizeof info) == sizeof info)
             handle_signal(static_cast<int>(info.ssi_signo));
@@ -193,6 +208,7 @@ void Master::reap_children() {
         if (it == workers_.end()) continue;
         WorkerProcess worker = *it;
         workers_.erase(it);
+        counters_->release_slot(worker.counter_slot);
         bool clean = WIFEXITED(status) && WEXITSTATUS(status) == 0;
         if (worker.draining || stopping_) {
             spdlog::info("worker {} (pid {}) {} after draining", worker.slot, pid, describe_exit(status));
@@ -207,6 +223,7 @@ void Master::reap_children() {
                             : std::min(max_backoff_ms, first_backoff_ms << std::min(slot.quick_exits, 6u));
         ++slot.quick_exits;
         slot.restart_at_ms = now + delay;
+        counters_->count_worker_restart();
         auto level = clean ? spdlog::level::warn : spdlog::level::err;
         spdlog::log(level, "worker {} (pid {}) {}; restarting it in {} ms", worker.slot, pid,
                     describe_exit(status), delay);
@@ -230,14 +247,26 @@ void Master::reload() {
         for (const config::ConfigError& error : loaded.errors) spdlog::error("{}", error.to_string());
         spdlog::error("reload failed: {} problem(s) in {}; still serving with the previous config",
                       loaded.errors.size(), config_path_);
+        counters_->count_config_reload(false);
         return;
     }
     auto next = std::make_unique<config::Config>(std::move(*loaded.config));
     if (!open_sockets(*next)) {
         spdlog::error("reload failed: cannot open the new listening sockets; still serving with "
                       "the previous config");
+        counters_->count_config_reload(false);
         return;
     }
+    if (!open_metrics(*next)) {
+        spdlog::error("reload failed: cannot open the new metrics listener; still serving with "
+                      "the previous config");
+        counters_->count_config_reload(false);
+        return;
+    }
+    for (const std::string& name : counters_->register_names(*next))
+        spdlog::warn("no room left in the counters for '{}': it is counted from the next restart",
+                     name);
+    counters_->count_config_reload(true);
     // The new workers start before the old ones stop accepting, and they
     // share each slot's socket, so no connection finds nobody listening.
     config_ = std::move(next);
@@ -261,6 +290,31 @@ void Master::begin_shutdown() {
 }
 
 bool Master::workers_left() const { return !workers_.empty(); }
+
+bool Master::workers_accepting() const {
+    if (stopping_) return false;
+    for (const WorkerProcess& worker : workers_)
+        if (!worker.draining && worker.generation == generation_) return true;
+    return false;
+}
+
+// Opens the metrics listener when the config has one at an address not
+// already open; keeps the open one when the address is unchanged.
+bool Master::open_metrics(const config::Config& config) {
+    if (!config.metrics) {
+        metrics_ = metrics::AdminEndpoint();
+        return true;
+    }
+    if (metrics_.fd() >= 0 && metrics_.address() == config.metrics->listen.text) return true;
+    metrics::AdminEndpoint endpoint;
+    std::string error;
+    if (!endpoint.open(config.metrics->listen, error)) {
+        spdlog::error("{}", error);
+        return false;
+    }
+    metrics_ = std::move(endpoint);
+    return true;
+}
 
 void Master::signal_workers(int signum, bool old_generation_only) {
     for (const WorkerProcess& worker : workers_)

@@ -13,6 +13,8 @@
 
 #include "config/config.hpp"
 #include "core/unique_fd.hpp"
+#include "metrics/admin_endpoint.hpp"
+#include "metrics/shared_counters.hpp"
 
 namespace portico::worker {
 
@@ -28,6 +30,7 @@ private:
         unsigned generation = 0;
         int64_t started_ms = 0;
         bool draining = false;
+        unsigned counter_slot = 0;
     };
     struct SlotState {
         unsigned quick_exits = 0;  // exits soon after start, in a row: the back-off
@@ -41,6 +44,8 @@ private:
     };
 
     bool open_sockets(const config::Config& config);
+    bool open_metrics(const config::Config& config);
+    bool workers_accepting() const;
     bool spawn(unsigned slot);
     void handle_signal(int signum);
     void reap_children();
@@ -58,6 +63,8 @@ private:
     std::vector<SlotState> slots_;
     unsigned generation_ = 0;
     core::UniqueFd signal_fd_;
+    std::unique_ptr<metrics::SharedCounters> counters_;
+    metrics::AdminEndpoint metrics_;
     bool stopping_ = false;
     int64_t stop_deadline_ms_ = 0;
     bool done_ = false;

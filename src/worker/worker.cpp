@@ -24,7 +24,8 @@ namespace {
 
 class Worker {
 public:
-    Worker(const config::Config& config, unsigned slot, const std::vector<int>& listen_fds);
+    Worker(const config::Config& config, unsigned slot, const std::vector<int>& listen_fds,
+           metrics::WorkerCounters counters);
     int run();
 
 private:
@@ -59,10 +60,11 @@ private:
 // not starve the ones already open.
 constexpr int accepts_per_wakeup = 64;
 
-Worker::Worker(const config::Config& config, unsigned slot, const std::vector<int>& listen_fds)
+Worker::Worker(const config::Config& config, unsigned slot, const std::vector<int>& listen_fds,
+               metrics::WorkerCounters counters)
     : config_(config), slot_(slot) {
     uv_loop_init(&loop_);
-    server_ = std::make_unique<http::ServerContext>(&loop_, config);
+    server_ = std::make_unique<http::ServerContext>(&loop_, config, std::move(counters), slot);
     server_->on_connection_closed = [this] { on_connection_closed(); };
     for (int fd : listen_fds) {
         auto listener = std::make_unique<Listener>();
@@ -139,6 +141,7 @@ void Worker::accept_from(Listener& listener) {
         // Responses leave in one writev; nothing gains from Nagle's delay.
         int on = 1;
         ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
+        server_->counters.connection_accepted();
         http::ClientConnection::start(*server_, fd, peer);
     }
 }
@@ -191,15 +194,18 @@ void Worker::stop_loop() {
 
 }  // namespace
 
-int run_worker(const config::Config& config, unsigned slot, const std::vector<int>& listen_fds) {
-    // A master that dies unexpectedly must not leave workers serving alone.
+int run_worker(const config::Config& config, unsigned slot, const std::vector<int>& listen_fds,
+               metrics::SharedCounters& counters, unsigned counter_slot, pid_t master) {
+    // A master that dies unexpectedly must not leave workers serving alone:
+    // they drain and exit. (A master that died before the prctl: at once.)
     prctl(PR_SET_PDEATHSIG, SIGQUIT);
+    if (getppid() != master) return 1;
     // Ctrl-C reaches the whole process group: the master decides for us.
     signal(SIGINT, SIG_IGN);
     signal(SIGHUP, SIG_IGN);
     signal(SIGPIPE, SIG_IGN);
     core::open_error_log(config.log, "worker " + std::to_string(slot));
-    Worker worker(config, slot, listen_fds);
+    Worker worker(config, slot, listen_fds, counters.attach(counter_slot, config));
     return worker.run();
 }
 

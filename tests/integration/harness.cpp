@@ -104,11 +104,16 @@ Portico::Portico(const std::string& config_text) {
 }
 
 Portico::~Portico() {
-    if (!exited_ && pid_ > 0) {
-        for (pid_t worker : worker_pids()) ::kill(worker, SIGKILL);
+    if (pid_ <= 0) return;
+    // The master first: killed workers would otherwise be restarted by it
+    // and outlive the test. Then every worker it ever logged.
+    std::vector<pid_t> workers = worker_pids();
+    if (!exited_) {
         ::kill(pid_, SIGKILL);
         waitpid(pid_, nullptr, 0);
     }
+    for (pid_t worker : worker_pids()) workers.push_back(worker);
+    for (pid_t worker : workers) ::kill(worker, SIGKILL);
 }
 
 void Portico::rewrite_config(const std::string& config_text) const {
