@@ -456,7 +456,6 @@ void ProxyExchange::release_connection(bool reuse) {
     UpstreamConnection* connection = std::exchange(connection_, nullptr);
     --server_->active_requests;
     connection->stop_timer();
-    connection->watch(nullptr, 0);
     if (!reuse) {
         connection->close();
         return;

@@ -114,7 +114,8 @@ UpstreamConnection* Upstream::take_idle(UpstreamServer& server) {
     if (connection == nullptr) return nullptr;
     unlink_idle(*connection);
     connection->stop_timer();
-    connection->watch(nullptr, 0);
+    // Still watched for readability: the taker becomes the owner within
+    // this same call, so epoll is not touched per request.
     return connection;
 }
 
