@@ -97,14 +97,10 @@ void ClientConnection::on_timer(uv_timer_t* handle) {
 
 void ClientConnection::update_poll() {
     if (state_ == State::closed) return;
-    // While a handler answers from the loop, reading goes on after the body,
-    // so a client that goes away is noticed (and its upstream let go).
-    bool wants_input = state_ == State::idle || state_ == State::reading_head ||
-                       state_ == State::lingering || discard_input_ ||
-                       (state_ == State::active && !body_complete_ && !body_too_large_) ||
-                       (state_ == State::active && listener_ != nullptr) ||
-                       state_ == State::tunnel;
-    if (body_held_) wants_input = false;
+    // Reading goes on while a response is written: a pipelined request waits
+    // in the buffer (until it is full), a client that goes away is noticed,
+    // and keeping the same events costs no epoll_ctl per request.
+    bool wants_input = state_ != State::closed && !body_held_ && !body_too_large_;
     int events = 0;
     if (wants_input && !peer_closed_ && (input_ == nullptr || input_filled_ < input_capacity()))
         events |= UV_READABLE;
@@ -351,7 +347,7 @@ void ClientConnection::finish_request() {
     location_ = -1;
     server_.buffers.release(head_buffer_);
     head_buffer_ = nullptr;
-    file_owner_.reset();
+    body_owner_.reset();
     // Pipelined bytes move to the front: the next head starts at offset 0.
     size_t leftover = input_filled_ - input_parsed_;
     if (leftover > 0) std::memmove(input_, input_ + input_parsed_, leftover);

@@ -43,6 +43,7 @@ public:
     void begin_streamed_response(int status, BodyFraming framing) override;
     void add_header(std::string_view name, std::string_view value) override;
     void send_body(std::string_view bytes) override;
+    void send_owned_body(std::string_view bytes, std::shared_ptr<const void> owner) override;
     void send_file(int fd, off_t offset, uint64_t length,
                    std::shared_ptr<const void> owner) override;
     void end_response() override;
@@ -129,7 +130,7 @@ private:
     char* head_buffer_ = nullptr;
     ResponseHead head_{nullptr, 0};
     OutputQueue output_;
-    std::shared_ptr<const void> file_owner_;  // keeps a file being sent open
+    std::shared_ptr<const void> body_owner_;  // keeps a file being sent open, or its bytes
     bool output_blocked_ = false;
     bool response_begun_ = false;
     bool response_ended_ = false;

@@ -96,12 +96,17 @@ void ClientConnection::send_body(std::string_view bytes) {
     flush_output();
 }
 
+void ClientConnection::send_owned_body(std::string_view bytes, std::shared_ptr<const void> owner) {
+    body_owner_ = std::move(owner);
+    send_body(bytes);
+}
+
 void ClientConnection::send_file(int fd, off_t offset, uint64_t length,
                                  std::shared_ptr<const void> owner) {
     if (!head_committed_) commit_head();
     if (parser_.request().is_head()) return;
     output_.push_file(fd, offset, length);
-    file_owner_ = std::move(owner);
+    body_owner_ = std::move(owner);
 }
 
 void ClientConnection::end_response() {

@@ -58,6 +58,9 @@ public:
     // The bytes must stay valid until they are written: until end_response,
     // or until output_pending() is false (on_output_drained tells when).
     virtual void send_body(std::string_view bytes) = 0;
+    // The same, with `owner` keeping the bytes alive until the response has
+    // been sent (a cached file's contents).
+    virtual void send_owned_body(std::string_view bytes, std::shared_ptr<const void> owner) = 0;
     // `owner` keeps the descriptor open until the response has been sent.
     virtual void send_file(int fd, off_t offset, uint64_t length,
                            std::shared_ptr<const void> owner) = 0;

@@ -28,21 +28,24 @@ class periodic_worker;
 namespace portico::metrics {
 
 // Views into the request; they only need to live through AccessLog::log().
+// Every member has a default, so designated initializers may leave any out.
 struct AccessRecord {
-    std::string_view client_ip;
+    std::string_view client_ip{};
     time_t time = 0;  // request start, wall clock
-    std::string_view method, target;
+    std::string_view method{};
+    std::string_view target{};
     int version_minor = 1;
     int status = 0;
     uint64_t body_bytes = 0;
-    std::string_view referer, user_agent;  // "" when the request had none
-    std::string_view location;             // its name, "-" if none matched
+    std::string_view referer{};     // "" when the request had none
+    std::string_view user_agent{};  // likewise
+    std::string_view location{};    // its name, "-" if none matched
     unsigned worker = 0;
     uint64_t request_ns = 0;
     bool proxied = false;
     uint64_t upstream_ns = 0;
     uint64_t connect_ns = 0;            // 0 = a reused connection (or not proxied)
-    std::string_view upstream_server;   // "" if not proxied
+    std::string_view upstream_server{};  // "" if not proxied
 };
 
 // Appends one line, without the trailing newline.

@@ -87,6 +87,13 @@ std::shared_ptr<const OpenFile> FileCache::open_uncached(const Root& root, std::
         return nullptr;
     }
     file->etag = make_etag(file->info.st_mtim.tv_sec, file->info.st_size);
+    if (S_ISREG(file->info.st_mode) && file->info.st_size <= max_cached_bytes) {
+        file->contents.resize(static_cast<size_t>(file->info.st_size));
+        ssize_t read = ::pread(fd, file->contents.data(), file->contents.size(), 0);
+        // A file that changed while read is sent with sendfile instead.
+        file->has_contents = read == file->info.st_size;
+        if (!file->has_contents) file->contents.clear();
+    }
     core::format_http_date(file->info.st_mtim.tv_sec, file->last_modified);
     return file;
 }

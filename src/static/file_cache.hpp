@@ -23,6 +23,10 @@ struct OpenFile {
     struct stat info{};
     std::string etag;
     char last_modified[core::http_date_length]{};
+    // A small file's bytes, read once: its response is then one writev with
+    // the head, with no sendfile call (see FileCache::max_cached_bytes).
+    std::string contents;
+    bool has_contents = false;
     std::string_view last_modified_text() const { return {last_modified, sizeof last_modified}; }
     bool is_directory() const { return S_ISDIR(info.st_mode); }
     bool is_regular() const { return S_ISREG(info.st_mode); }
@@ -54,6 +58,9 @@ private:
         size_t operator()(std::string_view text) const { return std::hash<std::string_view>{}(text); }
     };
     static constexpr uint64_t validity_ms = 1000;
+    // Files up to this size are kept in memory: below it a sendfile call
+    // costs more than copying the bytes into the head's writev.
+    static constexpr off_t max_cached_bytes = 16 * 1024;
     static constexpr size_t max_entries = 4096;
 
     std::shared_ptr<const OpenFile> open_uncached(const Root& root, std::string_view relative,

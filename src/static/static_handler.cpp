@@ -214,8 +214,13 @@ void StaticHandler::serve_file(http::Exchange& exchange, std::shared_ptr<const O
     }
     if (gzipped) exchange.add_header("Content-Encoding", "gzip");
     add_common_headers(exchange, partial ? 206 : 200);
-    int fd = file->fd.get();
-    exchange.send_file(fd, static_cast<off_t>(offset), length, std::move(file));
+    if (file->has_contents) {
+        std::string_view bytes = std::string_view(file->contents).substr(offset, length);
+        exchange.send_owned_body(bytes, std::move(file));
+    } else {
+        int fd = file->fd.get();
+        exchange.send_file(fd, static_cast<off_t>(offset), length, std::move(file));
+    }
     exchange.end_response();
 }
 

@@ -18,7 +18,7 @@ namespace {
 
 struct Site {
     TempDir dir;
-    std::string file = std::string(3000, 'f');
+    std::string file = std::string(20000, 'f');  // over 16 KiB: sent with sendfile
     UpstreamServer upstream;
     Site() { dir.write("www/file.txt", file); }
     std::string config() const {
@@ -112,7 +112,7 @@ TEST_CASE("counters add up requests across two workers, per location and status"
     double overhead_sum = sample(text, "portico_proxy_overhead_seconds_sum{location=\"app\"}");
     CHECK(overhead_sum > 0);
     CHECK(overhead_sum <= request_sum);
-    CHECK(sample(text, "portico_sendfile_bytes_total{location=\"static\"}") == n * 3000.0);
+    CHECK(sample(text, "portico_sendfile_bytes_total{location=\"static\"}") == n * 20000.0);
     std::string server = "upstream=\"app\",server=\"" + site.upstream.address() + "\"";
     double opened = sample(text, "portico_upstream_connections_opened_total{" + server + "}");
     double reused = sample(text, "portico_upstream_connections_reused_total{" + server + "}");
