@@ -39,7 +39,11 @@ struct ProxyExchange::Guard {
 
 ProxyExchange::ProxyExchange(http::Exchange& exchange, Upstream& upstream,
                              core::BufferPool& buffers, uv_loop_t* loop)
-    : exchange_(&exchange), upstream_(upstream), buffers_(buffers), loop_(loop) {}
+    : exchange_(&exchange),
+      upstream_(upstream),
+      buffers_(buffers),
+      loop_(loop),
+      parser_(exchange.request().is_head(), *this) {}
 
 ProxyExchange::~ProxyExchange() {
     buffers_.release(input_);
@@ -50,9 +54,6 @@ void ProxyExchange::start() {
     Guard guard(*this);
     const http::Request& request = exchange_->request();
     websocket_ = is_websocket_request(request, exchange_->location());
-    parser_ = std::make_unique<ResponseParser>(request.is_head(), [this](std::string_view body) {
-        if (forward_decoded_) forward_body(body);
-    });
     exchange_->set_listener(this);
     attempt();
 }
@@ -70,7 +71,7 @@ void ProxyExchange::attempt() {
         finish();
         return;
     }
-    tried_.push_back(server_);
+    tried_.add(server_);
 
     if (head_block_ == nullptr) head_block_ = buffers_.acquire();
     http::ResponseHead head(head_block_, buffers_.block_size());
@@ -244,7 +245,7 @@ void ProxyExchange::parse_response() {
         size_t before = input_parsed_;
         bool in_body = head_forwarded_;
         ResponseParser::Outcome outcome =
-            parser_->parse(input_ + input_parsed_, input_filled_ - input_parsed_);
+            parser_.parse(input_ + input_parsed_, input_filled_ - input_parsed_);
         input_parsed_ += outcome.consumed;
         // Passed on as received, framing included, the moment it arrives.
         if (in_body && !forward_decoded_ && input_parsed_ > before)
@@ -262,25 +263,25 @@ void ProxyExchange::parse_response() {
         case ResponseParser::Step::head_complete:
             forward_response_head();
             if (!exchange_ || phase_ != Phase::exchanging) return;
-            parser_->resume();
+            parser_.resume();
             break;
         case ResponseParser::Step::message_complete:
             if (!head_forwarded_) {
                 // An interim 1xx (the client had its 100 from us): skip it.
-                parser_->next_message();
+                parser_.next_message();
                 break;
             }
             complete_response();
             return;
         case ResponseParser::Step::failed:
-            fail(metrics::UpstreamError::bad_response, parser_->error_reason());
+            fail(metrics::UpstreamError::bad_response, parser_.error_reason());
             return;
         }
     }
 }
 
 void ProxyExchange::forward_response_head() {
-    const UpstreamResponse& response = parser_->response();
+    const UpstreamResponse& response = parser_.response();
     int status = response.status;
     if (status >= 100 && status < 200 && status != 101) return;  // skipped at its end
     if (status == 101) {
@@ -319,6 +320,10 @@ void ProxyExchange::forward_response_head() {
     head_forwarded_ = true;
 }
 
+void ProxyExchange::on_decoded_body(std::string_view piece) {
+    if (forward_decoded_) forward_body(piece);
+}
+
 void ProxyExchange::forward_body(std::string_view bytes) {
     if (!exchange_ || bytes.empty()) return;
     exchange_->send_body(bytes);
@@ -348,7 +353,7 @@ void ProxyExchange::complete_response() {
 // well-framed exchange after which the upstream expects another request.
 bool ProxyExchange::can_reuse() const {
     return phase_ == Phase::exchanging && !websocket_ && upstream_.config().keepalive > 0 &&
-           parser_->response().keep_alive && !parser_->ends_at_close() && request_complete_ &&
+           parser_.response().keep_alive && !parser_.ends_at_close() && request_complete_ &&
            to_upstream_.empty() && body_in_flight_.empty() && input_parsed_ == input_filled_;
 }
 
@@ -360,7 +365,7 @@ void ProxyExchange::on_upstream_closed() {
         exchange->end_response();
         return;
     }
-    if (head_forwarded_ && parser_->ends_at_close() && parser_->finish()) {
+    if (head_forwarded_ && parser_.ends_at_close() && parser_.finish()) {
         complete_response();
         return;
     }
@@ -464,7 +469,7 @@ void ProxyExchange::release_connection(bool reuse) {
     // Never idle longer than the upstream keeps it (its Keep-Alive:
     // timeout=N), with a margin for the close already on its way.
     uint64_t keep = ms(upstream_.config().idle_timeout);
-    uint64_t announced = parser_->response().keep_alive_timeout_s * 1000;
+    uint64_t announced = parser_.response().keep_alive_timeout_s * 1000;
     if (announced > 0) keep = std::min(keep, announced > 250 ? announced - 250 : 0);
     connection->keep_alive_ms = keep;
     upstream_.put_idle(connection);

@@ -18,7 +18,9 @@
 
 namespace portico::proxy {
 
-class ProxyExchange final : public http::ExchangeListener, private UpstreamConnection::Owner {
+class ProxyExchange final : public http::ExchangeListener,
+                            private UpstreamConnection::Owner,
+                            private ResponseParser::BodySink {
 public:
     ProxyExchange(http::Exchange& exchange, Upstream& upstream, core::BufferPool& buffers,
                   uv_loop_t* loop);
@@ -39,6 +41,8 @@ private:
     // UpstreamConnection::Owner
     void on_upstream_event(UpstreamConnection& connection, int status, int events) override;
     void on_upstream_timeout(UpstreamConnection& connection) override;
+    // ResponseParser::BodySink
+    void on_decoded_body(std::string_view piece) override;
 
     void attempt();
     void on_connected();
@@ -64,7 +68,7 @@ private:
     int depth_ = 0;
 
     UpstreamServer* server_ = nullptr;
-    std::vector<UpstreamServer*> tried_;
+    TriedServers tried_;
     UpstreamConnection* connection_ = nullptr;
     bool reused_ = false;
     bool retried_ = false;
@@ -89,7 +93,7 @@ private:
     char* input_ = nullptr;
     size_t input_filled_ = 0;
     size_t input_parsed_ = 0;
-    std::unique_ptr<ResponseParser> parser_;
+    ResponseParser parser_;
     bool response_byte_seen_ = false;
     bool head_forwarded_ = false;
     bool forward_decoded_ = false;  // chunked upstream, HTTP/1.0 client: send the decoded body

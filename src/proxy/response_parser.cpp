@@ -46,10 +46,12 @@ const llhttp_settings_t ResponseParser::settings = [] {
     return s;
 }();
 
-ResponseParser::ResponseParser(bool head_request, std::function<void(std::string_view)> on_body)
-    : head_request_(head_request), on_body_(std::move(on_body)) {
+ResponseParser::ResponseParser(bool head_request, BodySink& sink)
+    : head_request_(head_request), sink_(sink) {
     llhttp_init(&parser_, HTTP_RESPONSE, &settings);
     parser_.data = this;
+    // Most responses have fewer headers: one allocation per response.
+    response_.headers.reserve(16);
 }
 
 ResponseParser& ResponseParser::from(llhttp_t* parser) {
@@ -74,7 +76,10 @@ void ResponseParser::resume() {
 }
 
 void ResponseParser::next_message() {
+    std::vector<http::HeaderField> headers = std::move(response_.headers);
+    headers.clear();  // keeps its capacity
     response_ = UpstreamResponse{};
+    response_.headers = std::move(headers);
     current_ = {};
     head_complete_ = false;
     resume();
@@ -118,8 +123,7 @@ int ResponseParser::on_headers_complete(llhttp_t* parser) {
 }
 
 int ResponseParser::on_body(llhttp_t* parser, const char* at, size_t length) {
-    ResponseParser& self = from(parser);
-    if (self.on_body_) self.on_body_({at, length});
+    from(parser).sink_.on_decoded_body({at, length});
     return HPE_OK;
 }
 

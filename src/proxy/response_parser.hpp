@@ -7,7 +7,6 @@
 #include <llhttp.h>
 
 #include <cstdint>
-#include <functional>
 #include <string_view>
 #include <vector>
 
@@ -27,9 +26,16 @@ struct UpstreamResponse {
 
 class ResponseParser {
 public:
+    class BodySink {
+    public:
+        // The decoded body (chunk framing removed), piece by piece.
+        virtual void on_decoded_body(std::string_view piece) = 0;
+
+    protected:
+        ~BodySink() = default;
+    };
     // `head_request`: the response to a HEAD has no body, whatever it says.
-    // `on_body`: the decoded body (chunk framing removed), piece by piece.
-    ResponseParser(bool head_request, std::function<void(std::string_view)> on_body);
+    ResponseParser(bool head_request, BodySink& sink);
     ResponseParser(const ResponseParser&) = delete;
     ResponseParser& operator=(const ResponseParser&) = delete;
 
@@ -69,7 +75,7 @@ private:
 
     llhttp_t parser_;
     bool head_request_;
-    std::function<void(std::string_view)> on_body_;
+    BodySink& sink_;
     UpstreamResponse response_;
     http::HeaderField current_{};
     bool head_complete_ = false;

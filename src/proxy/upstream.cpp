@@ -48,12 +48,11 @@ bool Upstream::usable(const UpstreamServer& server, uint64_t now) const {
     return config_.max_fails == 0 || server.down_until_ms <= now;
 }
 
-UpstreamServer* Upstream::pick(const sockaddr_storage& client,
-                               const std::vector<UpstreamServer*>& tried) {
+UpstreamServer* Upstream::pick(const sockaddr_storage& client, const TriedServers& tried) {
+    if (tried.full()) return nullptr;
     uint64_t now = uv_now(loop_);
     auto available = [&](UpstreamServer& server) {
-        return usable(server, now) &&
-               std::find(tried.begin(), tried.end(), &server) == tried.end();
+        return usable(server, now) && !tried.contains(&server);
     };
     size_t count = servers_.size();
     switch (config_.balance) {

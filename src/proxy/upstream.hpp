@@ -33,6 +33,24 @@ struct UpstreamServer {
     uint32_t idle_count = 0;
 };
 
+// The servers one request has tried, in a fixed array: no allocation per
+// request. A request gives up after this many servers.
+struct TriedServers {
+    static constexpr size_t capacity = 8;
+    UpstreamServer* servers[capacity] = {};
+    size_t count = 0;
+    bool empty() const { return count == 0; }
+    bool full() const { return count == capacity; }
+    bool contains(const UpstreamServer* server) const {
+        for (size_t i = 0; i < count; ++i)
+            if (servers[i] == server) return true;
+        return false;
+    }
+    void add(UpstreamServer* server) {
+        if (count < capacity) servers[count++] = server;
+    }
+};
+
 class Upstream final : private UpstreamConnection::Owner {
 public:
     // `index`: this upstream's place in Config::upstreams, for the counters.
@@ -48,7 +66,7 @@ public:
 
     // The server for a new request, by the configured balance, skipping
     // servers marked down and those in `tried`; nullptr when none is left.
-    UpstreamServer* pick(const sockaddr_storage& client, const std::vector<UpstreamServer*>& tried);
+    UpstreamServer* pick(const sockaddr_storage& client, const TriedServers& tried);
 
     void report_failure(UpstreamServer& server, metrics::UpstreamError kind);
     void report_success(UpstreamServer& server);
