@@ -40,9 +40,8 @@ void ClientConnection::start(ServerContext& server, int fd, const sockaddr_stora
 ClientConnection::ClientConnection(ServerContext& server, int fd, const sockaddr_storage& peer)
     : server_(server), fd_(fd), peer_(peer), parser_(*this) {
     uv_poll_init(server.loop, &poll_, fd);
-    uv_timer_init(server.loop, &timer_);
+    timer_.init(server.loop, this, on_timer);
     poll_.data = this;
-    timer_.data = this;
 }
 
 ClientConnection::~ClientConnection() {
@@ -63,7 +62,7 @@ void ClientConnection::close() {
     server_.counters.connection_closed();
     // Memory is freed only once libuv is done with both handles.
     uv_close(reinterpret_cast<uv_handle_t*>(&poll_), on_handle_closed);
-    uv_close(reinterpret_cast<uv_handle_t*>(&timer_), on_handle_closed);
+    uv_close(timer_.handle(), on_handle_closed);
 }
 
 void ClientConnection::on_handle_closed(uv_handle_t* handle) {
@@ -91,8 +90,8 @@ void ClientConnection::on_poll(uv_poll_t* handle, int status, int events) {
         connection->on_readable();
 }
 
-void ClientConnection::on_timer(uv_timer_t* handle) {
-    static_cast<ClientConnection*>(handle->data)->on_timeout();
+void ClientConnection::on_timer(void* connection) {
+    static_cast<ClientConnection*>(connection)->on_timeout();
 }
 
 void ClientConnection::update_poll() {
@@ -112,7 +111,7 @@ void ClientConnection::update_poll() {
 }
 
 void ClientConnection::arm_timer(config::Duration timeout) {
-    uv_timer_start(&timer_, on_timer, static_cast<uint64_t>(timeout.count()), 0);
+    timer_.arm(static_cast<uint64_t>(timeout.count()));
 }
 
 void ClientConnection::on_readable() {
@@ -248,7 +247,7 @@ void ClientConnection::on_head_complete() {
         return;
     }
     if (request.has_body()) arm_timer(limits.body_timeout);
-    else uv_timer_stop(&timer_);
+    else timer_.disarm();
 
     router::NormalizedPath normalized = router::normalize_path(request.path, request.normalized_path);
     request.path_had_encoded_slash = normalized.had_encoded_slash;

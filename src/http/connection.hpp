@@ -16,6 +16,7 @@
 
 #include <cstdint>
 
+#include "core/lazy_timer.hpp"
 #include "http/exchange.hpp"
 #include "http/output_queue.hpp"
 #include "http/request_parser.hpp"
@@ -70,7 +71,7 @@ private:
     ~ClientConnection();
 
     static void on_poll(uv_poll_t* handle, int status, int events);
-    static void on_timer(uv_timer_t* handle);
+    static void on_timer(void* connection);
     static void on_handle_closed(uv_handle_t* handle);
 
     void on_readable();
@@ -103,7 +104,7 @@ private:
     int fd_;
     sockaddr_storage peer_;
     uv_poll_t poll_;
-    uv_timer_t timer_;
+    core::LazyTimer timer_;
     int open_handles_ = 2;
     int poll_events_ = 0;
     State state_ = State::idle;

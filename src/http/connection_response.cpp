@@ -125,7 +125,7 @@ void ClientConnection::abort() {
 
 void ClientConnection::switch_protocols() {
     state_ = State::tunnel;
-    uv_timer_stop(&timer_);
+    timer_.disarm();
     commit_head();
     flush_output();
     // Bytes the client sent after its upgrade request belong to the tunnel.
@@ -186,7 +186,7 @@ void ClientConnection::flush_output() {
         if (!body_complete_ && state_ == State::active)
             arm_timer(server_.config.server.body_timeout);
         else if (state_ != State::idle)
-            uv_timer_stop(&timer_);
+            timer_.disarm();
         // Only after a wait: a listener told synchronously would recurse.
         if (listener_) listener_->on_output_drained();
         if (state_ == State::closed) return;

@@ -2,9 +2,8 @@
 
 namespace portico::http {
 
-bool equals_ignore_case(std::string_view a, std::string_view b) {
-    if (a.size() != b.size()) return false;
-    for (size_t i = 0; i < a.size(); ++i) {
+bool equals_ignore_case_same_size(const char* a, const char* b, size_t size) {
+    for (size_t i = 0; i < size; ++i) {
         unsigned char x = static_cast<unsigned char>(a[i]);
         unsigned char y = static_cast<unsigned char>(b[i]);
         if (x == y) continue;

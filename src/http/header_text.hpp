@@ -6,8 +6,13 @@
 
 namespace portico::http {
 
-// ASCII case-insensitive equality, for header names and tokens.
-bool equals_ignore_case(std::string_view a, std::string_view b);
+bool equals_ignore_case_same_size(const char* a, const char* b, size_t size);
+
+// ASCII case-insensitive equality, for header names and tokens. The length
+// test is inline: most comparisons of header names stop there.
+inline bool equals_ignore_case(std::string_view a, std::string_view b) {
+    return a.size() == b.size() && equals_ignore_case_same_size(a.data(), b.data(), a.size());
+}
 
 // Without leading and trailing spaces and tabs (OWS).
 std::string_view trim_ows(std::string_view text);

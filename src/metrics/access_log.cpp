@@ -3,14 +3,13 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <spdlog/async_logger.h>
 #include <spdlog/details/periodic_worker.h>
 #include <spdlog/details/thread_pool.h>
 #include <spdlog/sinks/base_sink.h>
 #include <spdlog/spdlog.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <charconv>
@@ -143,7 +142,8 @@ const TimeTexts& time_texts(time_t when) {
     long offset_minutes = local.tm_gmtoff / 60;
     char sign = offset_minutes < 0 ? '-' : '+';
     if (offset_minutes < 0) offset_minutes = -offset_minutes;
-    int hours = static_cast<int>(offset_minutes / 60), minutes = static_cast<int>(offset_minutes % 60);
+    int hours = static_cast<int>(offset_minutes / 60),
+        minutes = static_cast<int>(offset_minutes % 60);
     char buffer[64];
     std::snprintf(buffer, sizeof buffer, "%02d/%s/%04d:%02d:%02d:%02d %c%02d%02d", local.tm_mday,
                   months[local.tm_mon % 12], local.tm_year + 1900, local.tm_hour, local.tm_min,
@@ -347,8 +347,7 @@ private:
 
 }  // namespace
 
-void format_access_line(std::string& out, const AccessRecord& record,
-                        config::AccessFormat format) {
+void format_access_line(std::string& out, const AccessRecord& record, config::AccessFormat format) {
     if (format == config::AccessFormat::json)
         format_json(out, record);
     else

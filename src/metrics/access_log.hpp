@@ -44,7 +44,7 @@ struct AccessRecord {
     uint64_t request_ns = 0;
     bool proxied = false;
     uint64_t upstream_ns = 0;
-    uint64_t connect_ns = 0;            // 0 = a reused connection (or not proxied)
+    uint64_t connect_ns = 0;             // 0 = a reused connection (or not proxied)
     std::string_view upstream_server{};  // "" if not proxied
 };
 
@@ -63,8 +63,7 @@ struct AccessRecord {
 //   Times in seconds with microsecond precision; null where combined prints
 //   "-" (absent referer, user agent, location, urt, uct, upstream). Invalid
 //   UTF-8 bytes are written as \u00XX so every line parses.
-void format_access_line(std::string& out, const AccessRecord& record,
-                        config::AccessFormat format);
+void format_access_line(std::string& out, const AccessRecord& record, config::AccessFormat format);
 
 // One per worker process, created after fork() (its writer thread must be
 // born in the process that uses it). log() and reopen() are for the event

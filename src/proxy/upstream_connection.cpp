@@ -34,9 +34,8 @@ UpstreamConnection* UpstreamConnection::open(uv_loop_t* loop, UpstreamServer& se
 UpstreamConnection::UpstreamConnection(uv_loop_t* loop, UpstreamServer& server, int fd)
     : server_(server), fd_(fd) {
     uv_poll_init(loop, &poll_, fd);
-    uv_timer_init(loop, &timer_);
+    timer_.init(loop, this, on_timer);
     poll_.data = this;
-    timer_.data = this;
     ++server_.open_connections;
 }
 
@@ -62,11 +61,11 @@ void UpstreamConnection::watch(Owner* owner, int events) {
 }
 
 void UpstreamConnection::arm_timer(uint64_t timeout_ms) {
-    if (!closing_) uv_timer_start(&timer_, on_timer, timeout_ms, 0);
+    if (!closing_) timer_.arm(timeout_ms);
 }
 
 void UpstreamConnection::stop_timer() {
-    if (!closing_) uv_timer_stop(&timer_);
+    if (!closing_) timer_.disarm();
 }
 
 void UpstreamConnection::close() {
@@ -74,7 +73,7 @@ void UpstreamConnection::close() {
     closing_ = true;
     owner_ = nullptr;
     uv_close(reinterpret_cast<uv_handle_t*>(&poll_), on_closed);
-    uv_close(reinterpret_cast<uv_handle_t*>(&timer_), on_closed);
+    uv_close(timer_.handle(), on_closed);
 }
 
 void UpstreamConnection::on_poll(uv_poll_t* handle, int status, int events) {
@@ -82,8 +81,8 @@ void UpstreamConnection::on_poll(uv_poll_t* handle, int status, int events) {
     if (connection->owner_) connection->owner_->on_upstream_event(*connection, status, events);
 }
 
-void UpstreamConnection::on_timer(uv_timer_t* handle) {
-    auto* connection = static_cast<UpstreamConnection*>(handle->data);
+void UpstreamConnection::on_timer(void* owner) {
+    auto* connection = static_cast<UpstreamConnection*>(owner);
     if (connection->owner_) connection->owner_->on_upstream_timeout(*connection);
 }
 

@@ -10,6 +10,8 @@
 #include <cstdint>
 #include <string>
 
+#include "core/lazy_timer.hpp"
+
 namespace portico::proxy {
 
 struct UpstreamServer;
@@ -56,13 +58,13 @@ private:
     UpstreamConnection(uv_loop_t* loop, UpstreamServer& server, int fd);
     ~UpstreamConnection();
     static void on_poll(uv_poll_t* handle, int status, int events);
-    static void on_timer(uv_timer_t* handle);
+    static void on_timer(void* connection);
     static void on_closed(uv_handle_t* handle);
 
     UpstreamServer& server_;
     int fd_;
     uv_poll_t poll_;
-    uv_timer_t timer_;
+    core::LazyTimer timer_;
     Owner* owner_ = nullptr;
     int events_ = 0;
     int open_handles_ = 2;

@@ -154,6 +154,11 @@ TEST_CASE("totals survive a worker crash and a reload", "[metrics]") {
     REQUIRE(portico.wait_for_log("worker 1 started"));
     send_requests(portico.port(), 10);
     uint16_t port = metrics_port(portico);
+    // A worker records a request just after its last byte is written: let
+    // the last one land before the kill.
+    REQUIRE(UpstreamServer::wait_until([&] {
+        return sample(scrape(port), "portico_requests_total{location=\"app\",code=\"200\"}") == 10;
+    }, 2s));
     ::kill(portico.worker_pids().front(), SIGKILL);
     REQUIRE(portico.wait_for_log("started worker", 3));
     std::string text = scrape(port);
