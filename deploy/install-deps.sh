@@ -10,6 +10,7 @@ packages=(
   libtomlplusplus-dev # the config file
   libspdlog-dev       # error and access logs
   libre2-dev          # regex locations, linear time
+  nlohmann-json3-dev  # `portico stats` reads /stats; JSON access log tests parse lines
   catch2              # unit and integration tests (v2)
   curl                # handy checks by hand
 )
