@@ -26,7 +26,7 @@ constexpr config::Duration linger_timeout{2000};
 
 // ---- life cycle ----------------------------------------------------------
 
-void ClientConnection::start(ServerContext& server, int fd, const sockaddr_storage& peer) {
+void ClientConnection::start(ServerContext& server, int fd, const PeerAddress& peer) {
     auto* connection = new ClientConnection(server, fd, peer);
     connection->next = server.connections;
     if (server.connections) server.connections->prev = connection;
@@ -37,8 +37,8 @@ void ClientConnection::start(ServerContext& server, int fd, const sockaddr_stora
     connection->update_poll();
 }
 
-ClientConnection::ClientConnection(ServerContext& server, int fd, const sockaddr_storage& peer)
-    : server_(server), fd_(fd), peer_(peer), parser_(*this) {
+ClientConnection::ClientConnection(ServerContext& server, int fd, const PeerAddress& peer)
+    : server_(server), fd_(fd), peer_(peer) {
     uv_poll_init(server.loop, &poll_, fd);
     timer_.init(server.loop, this, on_timer);
     poll_.data = this;
@@ -47,14 +47,28 @@ ClientConnection::ClientConnection(ServerContext& server, int fd, const sockaddr
 ClientConnection::~ClientConnection() {
     ::close(fd_);
     server_.buffers.release(input_);
-    server_.buffers.release(head_buffer_);
+    release_request_state();
+}
+
+void ClientConnection::begin_request() {
+    r_ = server_.request_states.acquire(*this);
+    r_->start_ns = uv_hrtime();
+}
+
+void ClientConnection::release_request_state() {
+    if (r_ == nullptr) return;
+    server_.buffers.release(r_->head_buffer);
+    server_.request_states.release(std::exchange(r_, nullptr));
 }
 
 void ClientConnection::close() {
     if (state_ == State::closed) return;
     state_ = State::closed;
-    output_.clear();
-    if (ExchangeListener* listener = std::exchange(listener_, nullptr)) listener->on_client_gone();
+    if (r_ != nullptr) {
+        r_->output.clear();
+        if (ExchangeListener* listener = std::exchange(r_->listener, nullptr))
+            listener->on_client_gone();
+    }
     if (prev) prev->next = next;
     else server_.connections = next;
     if (next) next->prev = prev;
@@ -74,7 +88,7 @@ void ClientConnection::on_handle_closed(uv_handle_t* handle) {
 }
 
 void ClientConnection::close_if_idle() {
-    if (state_ == State::idle && output_.empty()) close();
+    if (state_ == State::idle) close();
 }
 
 // ---- events --------------------------------------------------------------
@@ -99,7 +113,7 @@ void ClientConnection::update_poll() {
     // Reading goes on while a response is written: a pipelined request waits
     // in the buffer (until it is full), a client that goes away is noticed,
     // and keeping the same events costs no epoll_ctl per request.
-    bool wants_input = state_ != State::closed && !body_held_ && !body_too_large_;
+    bool wants_input = state_ != State::closed && !(r_ && (r_->body_held || r_->body_too_large));
     int events = 0;
     if (wants_input && !peer_closed_ && (input_ == nullptr || input_filled_ < input_capacity()))
         events |= UV_READABLE;
@@ -129,8 +143,8 @@ void ClientConnection::on_readable() {
         // still answered, then the connection closes. Anything else is gone,
         // and so is a client whose answer comes from an upstream or a tunnel
         // (nginx's "client prematurely closed connection").
-        bool answering = state_ == State::active && body_complete_ && !discard_input_ &&
-                         listener_ == nullptr;
+        bool answering = state_ == State::active && r_->body_complete && !discard_input_ &&
+                         r_->listener == nullptr;
         if (answering) {
             close_after_response_ = true;
             update_poll();
@@ -147,9 +161,9 @@ void ClientConnection::on_readable() {
     }
     if (state_ == State::idle) {
         state_ = State::reading_head;
-        request_start_ns_ = uv_hrtime();
+        begin_request();
         if (requests_served_ > 0) arm_timer(server_.config.server.header_timeout);
-    } else if (state_ == State::active && !body_complete_) {
+    } else if (state_ == State::active && !r_->body_complete) {
         arm_timer(server_.config.server.body_timeout);
     }
     process_input();
@@ -172,7 +186,7 @@ void ClientConnection::on_timeout() {
         if (output_blocked_) {
             spdlog::debug("closing a client that read nothing for send_timeout");
             close();
-        } else if (!body_complete_) {
+        } else if (!r_->body_complete) {
             fail(408, "request body stalled longer than body_timeout");
         }
         return;
@@ -193,48 +207,57 @@ void ClientConnection::process_input() {
 void ClientConnection::parse_available_input() {
     while ((state_ == State::reading_head || state_ == State::active) && !discard_input_) {
         // A complete request waits for its response before the next is parsed.
-        if (state_ == State::active && body_complete_) break;
+        if (state_ == State::active && r_->body_complete) break;
         size_t parsed_before = input_parsed_;
         bool in_body = state_ == State::active;
         RequestParser::Outcome outcome =
-            parser_.parse(input_ + input_parsed_, input_filled_ - input_parsed_);
+            r_->parser.parse(input_ + input_parsed_, input_filled_ - input_parsed_);
         input_parsed_ += outcome.consumed;
         if (in_body) deliver_body(parsed_before, input_parsed_);
         switch (outcome.step) {
         case RequestParser::Step::need_more_data:
-            if (parser_.in_head() && input_parsed_ > server_.config.server.max_header_bytes) {
-                fail(parser_.in_request_line() ? 414 : 431, "request head too large");
+            if (r_->parser.in_head() && input_parsed_ > server_.config.server.max_header_bytes) {
+                fail(r_->parser.in_request_line() ? 414 : 431, "request head too large");
                 return;
             }
             // Body bytes were handed on: their room is reused.
-            if (state_ == State::active) input_filled_ = input_parsed_ = body_start_;
+            if (state_ == State::active) input_filled_ = input_parsed_ = r_->body_start;
             return;
         case RequestParser::Step::head_complete:
             state_ = State::active;
-            body_start_ = input_parsed_;
+            r_->body_start = input_parsed_;
             on_head_complete();
-            parser_.resume();
+            r_->parser.resume();
             break;
         case RequestParser::Step::body_paused:
-            if (body_too_large_) {
+            if (r_->body_too_large) {
                 fail(413, "request body larger than max_body_bytes");
             }
             return;
         case RequestParser::Step::message_complete:
-            body_complete_ = true;
-            if (location_ >= 0 && !handler_started_ && !response_begun_) serve();
-            else if (listener_) listener_->on_request_complete();
-            if (response_ended_ && output_.empty()) on_response_complete();
+            r_->body_complete = true;
+            if (r_->location >= 0 && !r_->handler_started && !r_->response_begun) {
+                // The response, once written, finishes the request itself
+                // (and may already have started the next pipelined one).
+                serve();
+                break;
+            }
+            if (r_->listener) {
+                RequestState* current = r_;
+                r_->listener->on_request_complete();
+                if (r_ != current) break;
+            }
+            if (r_->response_ended && r_->output.empty()) on_response_complete();
             break;
         case RequestParser::Step::failed:
-            fail(parser_.error_status(), parser_.error_reason());
+            fail(r_->parser.error_status(), r_->parser.error_reason());
             return;
         }
     }
 }
 
 void ClientConnection::on_head_complete() {
-    Request& request = parser_.request();
+    Request& request = r_->parser.request();
     const config::ServerConfig& limits = server_.config.server;
     // The head arrived in fewer reads than the limit check in the parse loop saw.
     if (input_parsed_ > limits.max_header_bytes) {
@@ -255,52 +278,52 @@ void ClientConnection::on_head_complete() {
         respond_text(400, status_text(400));
         return;
     }
-    location_ = server_.router.match(request.normalized_path);
-    if (location_ < 0) {
+    r_->location = server_.router.match(request.normalized_path);
+    if (r_->location < 0) {
         respond_text(404, status_text(404));
         return;
     }
     // RFC 9110 10.1.1: the client holds the body back until told to send it.
     if (request.expect_continue) {
-        output_.push_memory(continue_response);
+        r_->output.push_memory(continue_response);
         flush_output();
     }
     // The others start at message_complete (Handler::streams_request_body).
-    if (server_.location_streams_body[static_cast<size_t>(location_)]) serve();
+    if (server_.location_streams_body[static_cast<size_t>(r_->location)]) serve();
 }
 
 void ClientConnection::deliver_body(size_t from, size_t to) {
-    if (listener_ == nullptr || to == from || body_too_large_) return;
-    if (!listener_->on_request_body({input_ + from, to - from})) body_held_ = true;
+    if (r_->listener == nullptr || to == from || r_->body_too_large) return;
+    if (!r_->listener->on_request_body({input_ + from, to - from})) r_->body_held = true;
 }
 
 void ClientConnection::resume_request_body() {
-    if (!body_held_) return;
-    body_held_ = false;
+    if (!r_->body_held) return;
+    r_->body_held = false;
     update_poll();
 }
 
 void ClientConnection::on_tunnel_input() {
     size_t from = input_parsed_;
     input_parsed_ = input_filled_;
-    if (listener_ && input_filled_ > from && !listener_->on_request_body({input_ + from, input_filled_ - from}))
-        body_held_ = true;
+    if (r_->listener && input_filled_ > from && !r_->listener->on_request_body({input_ + from, input_filled_ - from}))
+        r_->body_held = true;
     // The listener took the bytes: the room is reused.
     input_filled_ = input_parsed_ = 0;
     update_poll();
 }
 
 void ClientConnection::serve() {
-    handler_started_ = true;
-    for (auto& handler : server_.handlers[static_cast<size_t>(location_)])
+    r_->handler_started = true;
+    for (auto& handler : server_.handlers[static_cast<size_t>(r_->location)])
         if (handler->serve(*this)) return;
     respond_text(404, status_text(404));
 }
 
 bool ClientConnection::on_request_body(std::string_view chunk) {
-    body_received_ += chunk.size();
-    if (body_received_ > server_.config.server.max_body_bytes) {
-        body_too_large_ = true;
+    r_->body_received += chunk.size();
+    if (r_->body_received > server_.config.server.max_body_bytes) {
+        r_->body_too_large = true;
         return false;
     }
     return true;  // no handler takes request bodies yet: they are dropped
@@ -309,17 +332,17 @@ bool ClientConnection::on_request_body(std::string_view chunk) {
 void ClientConnection::fail(int status, const char* reason) {
     spdlog::debug("client error {}: {}", status, reason);
     // The handler's exchange ends here, whatever it was waiting for.
-    if (ExchangeListener* listener = std::exchange(listener_, nullptr)) listener->on_client_gone();
+    if (ExchangeListener* listener = std::exchange(r_->listener, nullptr)) listener->on_client_gone();
     discard_input_ = true;
     close_after_response_ = true;
     // A client still sending is drained before the close; a slow one is not waited for.
     linger_on_close_ = status != 408;
-    if (response_begun_ || state_ == State::lingering) {
+    if (r_->response_begun || state_ == State::lingering) {
         close();
         return;
     }
     state_ = State::active;
-    location_ = -1;
+    r_->location = -1;
     respond_text(status, status_text(status));
 }
 
@@ -329,7 +352,7 @@ void ClientConnection::on_response_complete() {
         close_after_output();
         return;
     }
-    if (body_complete_) finish_request();
+    if (r_->body_complete) finish_request();
     // else: the rest of the body is read and dropped, then the next request.
 }
 
@@ -339,24 +362,15 @@ void ClientConnection::finish_request() {
         close_after_output();
         return;
     }
-    response_begun_ = response_ended_ = head_committed_ = chunked_response_ = proxied_ = false;
-    body_complete_ = body_too_large_ = handler_started_ = body_held_ = false;
-    listener_ = nullptr;
-    body_received_ = 0;
-    location_ = -1;
-    server_.buffers.release(head_buffer_);
-    head_buffer_ = nullptr;
-    body_owner_.reset();
+    release_request_state();
     // Pipelined bytes move to the front: the next head starts at offset 0.
     size_t leftover = input_filled_ - input_parsed_;
     if (leftover > 0) std::memmove(input_, input_ + input_parsed_, leftover);
     input_filled_ = leftover;
     input_parsed_ = 0;
-    body_start_ = 0;
-    parser_.resume();
     if (leftover > 0) {
         state_ = State::reading_head;
-        request_start_ns_ = uv_hrtime();  // a pipelined request starts when its turn comes
+        begin_request();  // a pipelined request starts when its turn comes
         arm_timer(server_.config.server.header_timeout);
     } else {
         state_ = State::idle;
@@ -372,7 +386,7 @@ void ClientConnection::finish_request() {
 }
 
 void ClientConnection::close_after_output() {
-    bool unread_input = !body_complete_ || input_parsed_ < input_filled_ || discard_input_;
+    bool unread_input = !r_->body_complete || input_parsed_ < input_filled_ || discard_input_;
     if (!linger_on_close_ && discard_input_) unread_input = false;
     if (!unread_input || peer_closed_) {
         close();

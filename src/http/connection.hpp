@@ -20,7 +20,7 @@
 #include "http/exchange.hpp"
 #include "http/output_queue.hpp"
 #include "http/request_parser.hpp"
-#include "http/response_head.hpp"
+#include "http/request_state.hpp"
 #include "http/server_context.hpp"
 
 namespace portico::http {
@@ -28,7 +28,7 @@ namespace portico::http {
 class ClientConnection final : public Exchange, private RequestParser::BodyReceiver {
 public:
     // Takes ownership of the accepted, non-blocking socket.
-    static void start(ServerContext& server, int fd, const sockaddr_storage& peer);
+    static void start(ServerContext& server, int fd, const PeerAddress& peer);
 
     // Closes the connection now if it is between requests (worker drain).
     void close_if_idle();
@@ -39,7 +39,7 @@ public:
     // Exchange
     const Request& request() const override;
     const config::LocationConfig& location() const override;
-    const sockaddr_storage& client_address() const override { return peer_; }
+    const http::PeerAddress& client_address() const override { return peer_; }
     void begin_response(int status, uint64_t content_length) override;
     void begin_streamed_response(int status, BodyFraming framing) override;
     void add_header(std::string_view name, std::string_view value) override;
@@ -50,9 +50,9 @@ public:
     void end_response() override;
     void abort() override;
     void respond_text(int status, std::string_view body) override;
-    void set_listener(ExchangeListener* listener) override { listener_ = listener; }
+    void set_listener(ExchangeListener* listener) override { r_->listener = listener; }
     void resume_request_body() override;
-    bool output_pending() const override { return !output_.empty(); }
+    bool output_pending() const override { return !r_->output.empty(); }
     void switch_protocols() override;
     void set_upstream_timing(uint64_t upstream_ns, uint64_t connect_ns,
                              std::string_view server) override;
@@ -67,7 +67,7 @@ private:
         closed,
     };
 
-    ClientConnection(ServerContext& server, int fd, const sockaddr_storage& peer);
+    ClientConnection(ServerContext& server, int fd, const PeerAddress& peer);
     ~ClientConnection();
 
     static void on_poll(uv_poll_t* handle, int status, int events);
@@ -98,11 +98,13 @@ private:
     void start_head(int status);
     void commit_head();
     void record_request();
+    void begin_request();
+    void release_request_state();
     size_t input_capacity() const { return server_.buffers.block_size(); }
 
     ServerContext& server_;
     int fd_;
-    sockaddr_storage peer_;
+    PeerAddress peer_;
     uv_poll_t poll_;
     core::LazyTimer timer_;
     int open_handles_ = 2;
@@ -111,48 +113,22 @@ private:
 
     // Input: requests are parsed in place. The current request's head starts
     // at offset 0; body bytes are read after it and dropped once passed on.
-    char* input_ = nullptr;
+    char* input_ = nullptr;  // from the worker's pool; none while idle
     size_t input_filled_ = 0;
     size_t input_parsed_ = 0;
-    size_t body_start_ = 0;
-    RequestParser parser_;
-    uint64_t body_received_ = 0;
-    bool body_complete_ = false;
-    bool body_too_large_ = false;
-    bool body_held_ = false;  // the listener can't take more body for now
     bool peer_closed_ = false;
     bool parsing_ = false;  // inside process_input(), which goes on by itself
     // After a parse error or a timeout nothing more is parsed; what arrives
     // is read and dropped until the answer is out.
     bool discard_input_ = false;
     bool linger_on_close_ = false;
-
-    // Output.
-    char* head_buffer_ = nullptr;
-    ResponseHead head_{nullptr, 0};
-    OutputQueue output_;
-    std::shared_ptr<const void> body_owner_;  // keeps a file being sent open, or its bytes
     bool output_blocked_ = false;
-    bool response_begun_ = false;
-    bool response_ended_ = false;
-    bool head_committed_ = false;
     bool close_after_response_ = false;
-    bool chunked_response_ = false;
     uint64_t bytes_sent_ = 0;
 
-    // The request timeline (uv_hrtime), for the counters and the access log.
-    uint64_t request_start_ns_ = 0;
-    int response_status_ = 0;
-    uint64_t response_start_bytes_ = 0;
-    uint64_t response_start_file_bytes_ = 0;
-    bool proxied_ = false;
-    uint64_t upstream_ns_ = 0;
-    uint64_t connect_ns_ = 0;
-    std::string_view upstream_server_;
-
-    int location_ = -1;
-    bool handler_started_ = false;
-    ExchangeListener* listener_ = nullptr;
+    // The request in progress, from its first byte to its last response
+    // byte; nullptr while the connection is idle.
+    RequestState* r_ = nullptr;
     uint32_t requests_served_ = 0;
 };
 

@@ -14,15 +14,15 @@ bool is_bodyless_status(int status) { return status < 200 || status == 204 || st
 
 }  // namespace
 
-const Request& ClientConnection::request() const { return parser_.request(); }
+const Request& ClientConnection::request() const { return r_->parser.request(); }
 
 const config::LocationConfig& ClientConnection::location() const {
-    return server_.config.locations[static_cast<size_t>(location_)];
+    return server_.config.locations[static_cast<size_t>(r_->location)];
 }
 
 bool ClientConnection::keep_alive_after_response() const {
     const config::ServerConfig& limits = server_.config.server;
-    const Request& request = parser_.request();
+    const Request& request = r_->parser.request();
     // An upgrade request left unanswered by a tunnel leaves the parser in
     // the upgraded state: nothing after it can be read as HTTP.
     return !close_after_response_ && !server_.draining && !peer_closed_ && !request.upgrade &&
@@ -31,95 +31,95 @@ bool ClientConnection::keep_alive_after_response() const {
 }
 
 void ClientConnection::start_head(int status) {
-    response_begun_ = true;
-    response_status_ = status;
-    response_start_bytes_ = bytes_sent_;
-    response_start_file_bytes_ = output_.file_bytes_sent();
-    if (head_buffer_ == nullptr) head_buffer_ = server_.buffers.acquire();
-    head_ = ResponseHead(head_buffer_, server_.buffers.block_size());
-    head_.status_line(status);
+    r_->response_begun = true;
+    r_->response_status = status;
+    r_->response_start_bytes = bytes_sent_;
+    r_->response_start_file_bytes = r_->output.file_bytes_sent();
+    if (r_->head_buffer == nullptr) r_->head_buffer = server_.buffers.acquire();
+    r_->head = ResponseHead(r_->head_buffer, server_.buffers.block_size());
+    r_->head.status_line(status);
     const std::string& server_header = server_.config.server.server_header;
-    if (!server_header.empty()) head_.header("Server", server_header);
-    head_.header("Date", server_.date.now());
+    if (!server_header.empty()) r_->head.header("Server", server_header);
+    r_->head.header("Date", server_.date.now());
 }
 
 void ClientConnection::begin_response(int status, uint64_t content_length) {
     start_head(status);
-    if (!is_bodyless_status(status)) head_.header("Content-Length", content_length);
+    if (!is_bodyless_status(status)) r_->head.header("Content-Length", content_length);
 }
 
 void ClientConnection::begin_streamed_response(int status, BodyFraming framing) {
     start_head(status);
     if (is_bodyless_status(status)) return;
     if (framing == BodyFraming::chunked) {
-        chunked_response_ = true;
-        head_.header("Transfer-Encoding", "chunked");
+        r_->chunked_response = true;
+        r_->head.header("Transfer-Encoding", "chunked");
     } else {
         close_after_response_ = true;  // the end of the body is the close
     }
 }
 
 void ClientConnection::add_header(std::string_view name, std::string_view value) {
-    head_.header(name, value);
+    r_->head.header(name, value);
 }
 
 void ClientConnection::commit_head() {
-    head_committed_ = true;
+    r_->head_committed = true;
     if (state_ == State::tunnel) {
         // The handler wrote "Connection: Upgrade" itself.
     } else if (keep_alive_after_response()) {
         // HTTP/1.0 keeps the connection only when told (RFC 9112 9.3).
-        if (parser_.request().version_minor == 0) head_.header("Connection", "keep-alive");
+        if (r_->parser.request().version_minor == 0) r_->head.header("Connection", "keep-alive");
     } else {
         close_after_response_ = true;
-        head_.header("Connection", "close");
+        r_->head.header("Connection", "close");
     }
-    if (location_ >= 0)
-        for (const auto& [name, value] : location().headers) head_.header(name, value);
-    head_.end();
-    if (head_.overflowed()) {
+    if (r_->location >= 0)
+        for (const auto& [name, value] : location().headers) r_->head.header(name, value);
+    r_->head.end();
+    if (r_->head.overflowed()) {
         spdlog::error("response head for {} exceeds {} bytes; closing the connection",
-                      parser_.request().target, server_.buffers.block_size());
+                      r_->parser.request().target, server_.buffers.block_size());
         close();
         return;
     }
-    output_.push_memory(head_.bytes());
+    r_->output.push_memory(r_->head.bytes());
 }
 
 void ClientConnection::send_body(std::string_view bytes) {
     if (state_ == State::closed) return;
-    if (!head_committed_) commit_head();
-    if (parser_.request().is_head() && state_ != State::tunnel) return;
-    output_.push_memory(bytes);
+    if (!r_->head_committed) commit_head();
+    if (r_->parser.request().is_head() && state_ != State::tunnel) return;
+    r_->output.push_memory(bytes);
     // Written now, head and all in one writev when it is the first piece; a
     // streaming handler then checks output_pending() before reading more.
     flush_output();
 }
 
 void ClientConnection::send_owned_body(std::string_view bytes, std::shared_ptr<const void> owner) {
-    body_owner_ = std::move(owner);
+    r_->body_owner = std::move(owner);
     send_body(bytes);
 }
 
 void ClientConnection::send_file(int fd, off_t offset, uint64_t length,
                                  std::shared_ptr<const void> owner) {
-    if (!head_committed_) commit_head();
-    if (parser_.request().is_head()) return;
-    output_.push_file(fd, offset, length);
-    body_owner_ = std::move(owner);
+    if (!r_->head_committed) commit_head();
+    if (r_->parser.request().is_head()) return;
+    r_->output.push_file(fd, offset, length);
+    r_->body_owner = std::move(owner);
 }
 
 void ClientConnection::end_response() {
     if (state_ == State::closed) return;
-    if (!head_committed_) commit_head();
-    response_ended_ = true;
-    listener_ = nullptr;
+    if (!r_->head_committed) commit_head();
+    r_->response_ended = true;
+    r_->listener = nullptr;
     if (state_ == State::tunnel) close_after_response_ = true;
     flush_output();
 }
 
 void ClientConnection::abort() {
-    listener_ = nullptr;
+    r_->listener = nullptr;
     close();
 }
 
@@ -135,23 +135,23 @@ void ClientConnection::switch_protocols() {
 
 void ClientConnection::set_upstream_timing(uint64_t upstream_ns, uint64_t connect_ns,
                                            std::string_view server) {
-    proxied_ = true;
-    upstream_ns_ = upstream_ns;
-    connect_ns_ = connect_ns;
-    upstream_server_ = server;
+    r_->proxied = true;
+    r_->upstream_ns = upstream_ns;
+    r_->connect_ns = connect_ns;
+    r_->upstream_server = server;
 }
 
 // The last response byte is out: the timeline ends here.
 void ClientConnection::record_request() {
-    if (location_ < 0) return;
+    if (r_->location < 0) return;
     metrics::RequestRecord record;
-    record.status = response_status_;
-    record.response_bytes = bytes_sent_ - response_start_bytes_;
-    record.sendfile_bytes = output_.file_bytes_sent() - response_start_file_bytes_;
-    record.duration_ns = uv_hrtime() - request_start_ns_;
-    record.proxied = proxied_;
-    record.upstream_ns = upstream_ns_;
-    server_.counters.request_finished(static_cast<size_t>(location_), record);
+    record.status = r_->response_status;
+    record.response_bytes = bytes_sent_ - r_->response_start_bytes;
+    record.sendfile_bytes = r_->output.file_bytes_sent() - r_->response_start_file_bytes;
+    record.duration_ns = uv_hrtime() - r_->start_ns;
+    record.proxied = r_->proxied;
+    record.upstream_ns = r_->upstream_ns;
+    server_.counters.request_finished(static_cast<size_t>(r_->location), record);
 }
 
 void ClientConnection::respond_text(int status, std::string_view body) {
@@ -165,9 +165,9 @@ void ClientConnection::respond_text(int status, std::string_view body) {
 }
 
 void ClientConnection::flush_output() {
-    if (state_ == State::closed) return;
+    if (state_ == State::closed || r_ == nullptr) return;
     uint64_t sent_before = bytes_sent_;
-    switch (output_.flush(fd_, bytes_sent_)) {
+    switch (r_->output.flush(fd_, bytes_sent_)) {
     case OutputQueue::FlushResult::failed:
         close();
         return;
@@ -183,15 +183,15 @@ void ClientConnection::flush_output() {
     }
     if (output_blocked_) {
         output_blocked_ = false;
-        if (!body_complete_ && state_ == State::active)
+        if (!r_->body_complete && state_ == State::active)
             arm_timer(server_.config.server.body_timeout);
         else if (state_ != State::idle)
             timer_.disarm();
         // Only after a wait: a listener told synchronously would recurse.
-        if (listener_) listener_->on_output_drained();
+        if (r_->listener) r_->listener->on_output_drained();
         if (state_ == State::closed) return;
     }
-    if (response_ended_ && output_.empty()) on_response_complete();
+    if (r_->response_ended && r_->output.empty()) on_response_complete();
     update_poll();
 }
 

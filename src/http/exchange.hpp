@@ -3,6 +3,7 @@
 // keep-alive, HEAD, timeouts and back-pressure the same way.
 #pragma once
 
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 
@@ -14,6 +15,14 @@
 #include "http/request.hpp"
 
 namespace portico::http {
+
+// A client's address: IPv4 or IPv6, in 28 bytes rather than a 128-byte
+// sockaddr_storage, since every open connection keeps one.
+union PeerAddress {
+    sockaddr any;
+    sockaddr_in v4;
+    sockaddr_in6 v6;
+};
 
 // How a streamed response body is delimited.
 enum class BodyFraming {
@@ -45,7 +54,7 @@ class Exchange {
 public:
     virtual const Request& request() const = 0;
     virtual const config::LocationConfig& location() const = 0;
-    virtual const sockaddr_storage& client_address() const = 0;
+    virtual const PeerAddress& client_address() const = 0;
 
     // A response is: begin_response, any add_header, any send_body/send_file,
     // end_response. `content_length` is the exact body length (also for HEAD,

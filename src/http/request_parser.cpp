@@ -46,9 +46,18 @@ const llhttp_settings_t RequestParser::settings = [] {
     return s;
 }();
 
-RequestParser::RequestParser(BodyReceiver& receiver) : receiver_(receiver) {
+RequestParser::RequestParser() { llhttp_init(&parser_, HTTP_REQUEST, &settings); }
+
+void RequestParser::restart(BodyReceiver& receiver) {
     llhttp_init(&parser_, HTTP_REQUEST, &settings);
     parser_.data = this;
+    receiver_ = &receiver;
+    request_.reset();
+    current_ = {};
+    in_message_ = url_complete_ = head_complete_ = false;
+    pause_reason_ = Step::need_more_data;
+    error_status_ = 0;
+    error_reason_ = "";
 }
 
 RequestParser& RequestParser::from(llhttp_t* parser) {
@@ -187,7 +196,7 @@ int RequestParser::on_headers_complete(llhttp_t* parser) {
 
 int RequestParser::on_body(llhttp_t* parser, const char* at, size_t length) {
     RequestParser& self = from(parser);
-    if (self.receiver_.on_request_body({at, length})) return HPE_OK;
+    if (self.receiver_->on_request_body({at, length})) return HPE_OK;
     self.pause_reason_ = Step::body_paused;
     return HPE_PAUSED;
 }

@@ -25,7 +25,10 @@ public:
         ~BodyReceiver() = default;
     };
 
-    explicit RequestParser(BodyReceiver& receiver);
+    RequestParser();
+    // Starts over for a new connection's (or a new) request, delivering
+    // bodies to `receiver`. Keeps the request's allocated capacity.
+    void restart(BodyReceiver& receiver);
     RequestParser(const RequestParser&) = delete;
     RequestParser& operator=(const RequestParser&) = delete;
 
@@ -73,7 +76,7 @@ private:
     bool split_target();
 
     llhttp_t parser_;
-    BodyReceiver& receiver_;
+    BodyReceiver* receiver_ = nullptr;
     Request request_;
     HeaderField current_{};
     bool in_message_ = false;

@@ -13,6 +13,7 @@
 #include "core/http_date.hpp"
 #include "metrics/worker_counters.hpp"
 #include "http/exchange.hpp"
+#include "http/request_state.hpp"
 #include "proxy/upstream.hpp"
 #include "router/router.hpp"
 #include "static/file_cache.hpp"
@@ -33,6 +34,7 @@ struct ServerContext {
     router::Router router;
     core::DateCache date;
     core::BufferPool buffers;
+    RequestStatePool request_states;
     staticfiles::MimeTypes mime;
     staticfiles::FileCache file_cache;
     // upstreams[i] is config.upstreams[i] in this worker.

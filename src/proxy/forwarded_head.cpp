@@ -33,10 +33,9 @@ bool named_in_connection(std::string_view name, std::string_view connection) {
 
 // IPv4 by hand: glibc's inet_ntop goes through sprintf, a few thousand
 // instructions on every proxied request.
-std::string_view client_ip(const sockaddr_storage& client, char* buffer, size_t size) {
-    if (client.ss_family == AF_INET) {
-        const auto* bytes = reinterpret_cast<const unsigned char*>(
-            &reinterpret_cast<const sockaddr_in&>(client).sin_addr);
+std::string_view client_ip(const http::PeerAddress& client, char* buffer, size_t size) {
+    if (client.any.sa_family == AF_INET) {
+        const auto* bytes = reinterpret_cast<const unsigned char*>(&client.v4.sin_addr);
         char* out = buffer;
         for (int i = 0; i < 4; ++i) {
             unsigned value = bytes[i];
@@ -47,7 +46,7 @@ std::string_view client_ip(const sockaddr_storage& client, char* buffer, size_t 
         }
         return {buffer, static_cast<size_t>(out - buffer)};
     }
-    const void* address = &reinterpret_cast<const sockaddr_in6&>(client).sin6_addr;
+    const void* address = &client.v6.sin6_addr;
     if (inet_ntop(AF_INET6, address, buffer, static_cast<socklen_t>(size)) == nullptr)
         return "unknown";
     return buffer;
@@ -61,7 +60,7 @@ bool is_websocket_request(const http::Request& request, const config::LocationCo
 }
 
 void write_upstream_request_head(http::ResponseHead& head, const http::Request& request,
-                                 const sockaddr_storage& client, std::string_view server_address,
+                                 const http::PeerAddress& client, std::string_view server_address,
                                  bool preserve_host, bool websocket) {
     // An absolute-form target goes upstream in origin form (RFC 9112 3.2.2).
     std::string_view target = request.target;

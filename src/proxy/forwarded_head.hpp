@@ -22,7 +22,7 @@ namespace portico::proxy {
 // Connection is otherwise left out: HTTP/1.1 keeps the connection alive,
 // which is what the pool needs.
 void write_upstream_request_head(http::ResponseHead& head, const http::Request& request,
-                                 const sockaddr_storage& client, std::string_view server_address,
+                                 const http::PeerAddress& client, std::string_view server_address,
                                  bool preserve_host, bool websocket);
 
 // Adds the upstream response's end-to-end headers to the client response.

@@ -13,16 +13,14 @@ namespace {
 
 // ip_hash keys on the client's address (the first three bytes of IPv4, as
 // nginx does, so one NATed network stays on one server; all of IPv6's /64).
-uint32_t client_hash(const sockaddr_storage& client) {
+uint32_t client_hash(const http::PeerAddress& client) {
     const unsigned char* bytes = nullptr;
     size_t length = 0;
-    if (client.ss_family == AF_INET) {
-        bytes = reinterpret_cast<const unsigned char*>(
-            &reinterpret_cast<const sockaddr_in&>(client).sin_addr);
+    if (client.any.sa_family == AF_INET) {
+        bytes = reinterpret_cast<const unsigned char*>(&client.v4.sin_addr);
         length = 3;
-    } else if (client.ss_family == AF_INET6) {
-        bytes = reinterpret_cast<const unsigned char*>(
-            &reinterpret_cast<const sockaddr_in6&>(client).sin6_addr);
+    } else if (client.any.sa_family == AF_INET6) {
+        bytes = reinterpret_cast<const unsigned char*>(&client.v6.sin6_addr);
         length = 8;
     }
     uint32_t hash = 89;
@@ -48,7 +46,7 @@ bool Upstream::usable(const UpstreamServer& server, uint64_t now) const {
     return config_.max_fails == 0 || server.down_until_ms <= now;
 }
 
-UpstreamServer* Upstream::pick(const sockaddr_storage& client, const TriedServers& tried) {
+UpstreamServer* Upstream::pick(const http::PeerAddress& client, const TriedServers& tried) {
     if (tried.full()) return nullptr;
     uint64_t now = uv_now(loop_);
     auto available = [&](UpstreamServer& server) {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "config/config.hpp"
+#include "http/exchange.hpp"
 #include "metrics/worker_counters.hpp"
 #include "proxy/upstream_connection.hpp"
 
@@ -66,7 +67,7 @@ public:
 
     // The server for a new request, by the configured balance, skipping
     // servers marked down and those in `tried`; nullptr when none is left.
-    UpstreamServer* pick(const sockaddr_storage& client, const TriedServers& tried);
+    UpstreamServer* pick(const http::PeerAddress& client, const TriedServers& tried);
 
     void report_failure(UpstreamServer& server, metrics::UpstreamError kind);
     void report_success(UpstreamServer& server);

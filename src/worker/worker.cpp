@@ -120,10 +120,9 @@ void Worker::accept_from(Listener& listener) {
             set_accepting(false);
             return;
         }
-        sockaddr_storage peer;
+        http::PeerAddress peer{};
         socklen_t peer_length = sizeof peer;
-        int fd = ::accept4(listener.fd, reinterpret_cast<sockaddr*>(&peer), &peer_length,
-                           SOCK_NONBLOCK | SOCK_CLOEXEC);
+        int fd = ::accept4(listener.fd, &peer.any, &peer_length, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0) {
             if (errno == EAGAIN || errno == EINTR || errno == ECONNABORTED) return;
             if (errno == EMFILE || errno == ENFILE) {
