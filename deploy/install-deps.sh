@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs what portico needs to build and test, from Debian's packages only.
-# Idempotent and quiet: does nothing when everything is already there.
+# Installs what portico needs to build and run, from Debian's packages only;
+# with --test also what the test suite uses. Idempotent and quiet: does
+# nothing when everything is already there.
 set -euo pipefail
 
 packages=(
@@ -16,6 +17,9 @@ packages=(
 )
 # The demo app needs Node.js; any recent one on the PATH will do.
 command -v node >/dev/null 2>&1 || packages+=(nodejs)
+if [ "${1:-}" = "--test" ]; then
+  packages+=(prometheus)  # promtool checks /metrics in the counters tests
+fi
 
 missing=()
 for package in "${packages[@]}"; do

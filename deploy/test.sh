@@ -4,7 +4,7 @@
 # Any sanitizer report, in any process (workers too), fails the run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-deploy/install-deps.sh
+deploy/install-deps.sh --test
 
 echo "== normal build" >&2
 deploy/build.sh build
