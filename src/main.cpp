@@ -6,6 +6,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "cli/stats_command.hpp"
 #include "config/config.hpp"
 #include "core/log.hpp"
 #include "worker/master.hpp"
@@ -15,11 +16,15 @@ namespace {
 constexpr const char* usage =
     "usage: portico [-c FILE]      run in the foreground (default conf/portico.toml)\n"
     "       portico -t [-c FILE]   check the configuration and exit (0 valid, 1 not)\n"
+    "       portico stats [--url http://127.0.0.1:9145] [--watch 1s]\n"
+    "                              per-location table from a running portico's /stats\n"
     "       portico --version\n";
 
 }  // namespace
 
 int main(int argc, char** argv) {
+    if (argc > 1 && std::strcmp(argv[1], "stats") == 0)
+        return portico::cli::run_stats_command(argc - 1, argv + 1);
     std::string config_path = "conf/portico.toml";
     bool test_only = false;
     for (int i = 1; i < argc; ++i) {
