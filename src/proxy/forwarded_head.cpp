@@ -72,7 +72,7 @@ void write_upstream_request_head(http::ResponseHead& head, const http::Request& 
     head.header("Host", preserve_host && !request.host.empty() ? request.host : server_address);
 
     std::string_view connection = request.header("connection");
-    std::string_view forwarded_for;
+    bool has_forwarded_for = false;
     for (const http::HeaderField& field : request.headers) {
         std::string_view name = field.name;
         if (is_hop_by_hop(name) || named_in_connection(name, connection) ||
@@ -83,7 +83,7 @@ void write_upstream_request_head(http::ResponseHead& head, const http::Request& 
             equals_ignore_case(name, "expect"))
             continue;
         if (equals_ignore_case(name, "x-forwarded-for")) {
-            forwarded_for = field.value;
+            has_forwarded_for = true;
             continue;
         }
         head.header(name, field.value);
@@ -91,10 +91,13 @@ void write_upstream_request_head(http::ResponseHead& head, const http::Request& 
     char ip_buffer[INET6_ADDRSTRLEN];
     std::string_view ip = client_ip(client, ip_buffer, sizeof ip_buffer);
     head.append("X-Forwarded-For: ");
-    if (!forwarded_for.empty()) {
-        head.append(forwarded_for);
-        head.append(", ");
-    }
+    // Several X-Forwarded-For lines are one list (RFC 9110 5.3), in order.
+    if (has_forwarded_for)
+        for (const http::HeaderField& field : request.headers)
+            if (equals_ignore_case(field.name, "x-forwarded-for") && !field.value.empty()) {
+                head.append(field.value);
+                head.append(", ");
+            }
     head.append(ip);
     head.append("\r\n");
     head.header("X-Real-IP", ip);

@@ -66,7 +66,9 @@ void ProxyExchange::attempt() {
         if (tried_.empty())
             spdlog::error("upstream '{}': every server is marked down; answering 502 (they are "
                           "tried again after fail_timeout)", upstream_.config().name);
-        exchange_->respond_text(502, http::status_text(502));
+        // Every server tried: a timeout among the failures makes it a 504.
+        int status = connect_timed_out_ ? 504 : 502;
+        exchange_->respond_text(status, http::status_text(status));
         exchange_ = nullptr;
         finish();
         return;
@@ -379,6 +381,7 @@ void ProxyExchange::on_upstream_timeout(UpstreamConnection&) {
         on_upstream_closed();  // idle for read_timeout both ways: the tunnel ends
         return;
     }
+    if (phase_ == Phase::connecting) connect_timed_out_ = true;
     fail(phase_ == Phase::connecting ? metrics::UpstreamError::connect : metrics::UpstreamError::timeout,
          phase_ == Phase::connecting ? "connect_timeout passed" : "read_timeout or send_timeout passed");
 }

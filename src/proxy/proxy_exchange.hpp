@@ -73,6 +73,7 @@ private:
     bool reused_ = false;
     bool retried_ = false;
     bool websocket_ = false;
+    bool connect_timed_out_ = false;
     uint64_t connect_started_ns_ = 0;  // uv_hrtime, for the counters
     uint64_t connect_ns_ = 0;
     uint64_t request_sent_ns_ = 0;

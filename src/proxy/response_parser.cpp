@@ -116,8 +116,13 @@ int ResponseParser::on_headers_complete(llhttp_t* parser) {
     response.content_length = response.has_content_length ? parser->content_length : 0;
     response.keep_alive = llhttp_should_keep_alive(parser) != 0;
     self.head_complete_ = true;
-    // What returning 1 would do (no body), while still pausing here.
-    if (self.head_request_) parser->flags |= F_SKIPBODY;
+    // What returning 1 would do (no body), while still pausing here. llhttp
+    // leaves it to us (as Node's http does) for HEAD and for 204 and 304,
+    // which may carry the representation's Content-Length but never a body.
+    int status = response.status;
+    bool no_body = self.head_request_ || status == 204 || status == 304 ||
+                   (status >= 100 && status < 200 && status != 101);
+    if (no_body) parser->flags |= F_SKIPBODY;
     self.pause_reason_ = Step::head_complete;
     return HPE_PAUSED;
 }

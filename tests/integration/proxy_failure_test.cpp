@@ -18,6 +18,19 @@ TEST_CASE("a refused upstream connection is a 502", "[proxy]") {
     CHECK(ms_since(start) < 2000);
 }
 
+TEST_CASE("an upstream that does not accept within connect_timeout is a 504", "[proxy]") {
+    FullListener unanswering;
+    Portico portico(proxy_config({"127.0.0.1:" + std::to_string(unanswering.port())},
+                                 "connect_timeout = \"300ms\""));
+    auto start = std::chrono::steady_clock::now();
+    auto response = proxy_fetch(portico.port(), get_request("/"));
+    auto elapsed = ms_since(start);
+    REQUIRE(response);
+    CHECK(response->status == 504);
+    CHECK(elapsed >= 250);
+    CHECK(elapsed < 2500);
+}
+
 TEST_CASE("a malformed upstream response is a 502", "[proxy]") {
     std::string garbage;
     SECTION("not HTTP at all") {
@@ -35,6 +48,25 @@ TEST_CASE("a malformed upstream response is a 502", "[proxy]") {
     REQUIRE(response);
     INFO(garbage);
     CHECK(response->status == 502);
+}
+
+TEST_CASE("a response framed both by Content-Length and chunked is never passed on ambiguous",
+          "[proxy]") {
+    // RFC 9112 6.3: either refuse it or let chunked win and drop the length;
+    // never forward both (response smuggling into the client's connection).
+    UpstreamServer upstream([](const ReceivedRequest&) {
+        return Reply::raw(
+            "HTTP/1.1 200 OK\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n"
+            "\r\n5\r\nhello\r\n0\r\n\r\n");
+    });
+    Portico portico(proxy_config({upstream.address()}));
+    auto response = proxy_fetch(portico.port(), get_request("/"));
+    REQUIRE(response);
+    INFO(response->head);
+    if (response->status != 502) {
+        CHECK(response->header("content-length").empty());
+        CHECK(response->body == "hello");
+    }
 }
 
 TEST_CASE("an upstream silent past read_timeout is a 504", "[proxy]") {
@@ -60,6 +92,11 @@ TEST_CASE("an upstream that dies mid-body aborts the client's response", "[proxy
                                      pattern_bytes(0, 30000));
             return reply;
         }
+        if (request.target == "/broken")
+            return Reply::raw(
+                "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+                "5\r\nhello\r\nzz\r\nabc\r\n0\r\n\r\n",
+                Reply::Then::keep_alive);
         return Reply::raw("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n");
     });
     Portico portico(proxy_config({upstream.address()}));
@@ -76,8 +113,8 @@ TEST_CASE("an upstream that dies mid-body aborts the client's response", "[proxy
         REQUIRE(rest);  // the proxy closed the client connection
         CHECK(rest->size() < 100000);
     }
-    SECTION("chunked: never the last chunk, then EOF") {
-        client.send(get_request("/chunked"));
+    auto never_the_last_chunk = [&](const std::string& target) {
+        client.send(get_request(target));
         auto head = reader.read_head();
         REQUIRE(head);
         INFO(head->head);
@@ -89,5 +126,11 @@ TEST_CASE("an upstream that dies mid-body aborts the client's response", "[proxy
         INFO(*rest);
         CHECK(rest->find("hello") != std::string::npos);
         CHECK(rest->find("0\r\n\r\n") == std::string::npos);
+    };
+    SECTION("chunked: never the last chunk, then EOF") {
+        never_the_last_chunk("/chunked");
+    }
+    SECTION("a malformed chunk: the same, too late for a 502") {
+        never_the_last_chunk("/broken");
     }
 }

@@ -8,7 +8,7 @@
 
 using namespace portico::test;
 
-TEST_CASE("method, path and query go upstream as the client sent them", "[proxy]") {
+TEST_CASE("method path and query go upstream as the client sent them", "[proxy]") {
     UpstreamServer upstream;
     Portico portico(proxy_config({upstream.address()}));
     Client client(portico.port());
@@ -106,7 +106,7 @@ TEST_CASE("hop-by-hop response headers are not passed to the client", "[proxy]")
     CHECK_FALSE(contains_ignoring_case(response->header("connection"), "x-hop"));
 }
 
-TEST_CASE("X-Forwarded-For, -Proto, -Host and X-Real-IP are added", "[proxy]") {
+TEST_CASE("X-Forwarded-For -Proto -Host and X-Real-IP are added", "[proxy]") {
     UpstreamServer upstream;
     Portico portico(proxy_config({upstream.address()}));
 
@@ -138,6 +138,20 @@ TEST_CASE("X-Forwarded-For, -Proto, -Host and X-Real-IP are added", "[proxy]") {
     }
 }
 
+TEST_CASE("several X-Forwarded-For lines are one list and the client is appended", "[proxy]") {
+    // RFC 9110 5.3: repeated field lines are one comma-separated list; a
+    // proxy that keeps only the last line drops hops from the chain.
+    UpstreamServer upstream;
+    Portico portico(proxy_config({upstream.address()}));
+    REQUIRE(proxy_fetch(portico.port(), get_request("/",
+                                                    "X-Forwarded-For: 1.1.1.1\r\n"
+                                                    "X-Forwarded-For: 2.2.2.2, 3.3.3.3\r\n")));
+    auto request = upstream.last_request();
+    INFO(request.head);
+    CHECK(request.header("x-forwarded-for") == "1.1.1.1, 2.2.2.2, 3.3.3.3, 127.0.0.1");
+    CHECK(request.count("x-forwarded-for") == 1);
+}
+
 TEST_CASE("preserve_host decides which Host the upstream sees", "[proxy]") {
     UpstreamServer upstream;
     SECTION("true (the default): the client's Host") {
@@ -156,7 +170,19 @@ TEST_CASE("preserve_host decides which Host the upstream sees", "[proxy]") {
     }
 }
 
-TEST_CASE("an inline proxy = \"http://host:port\" upstream works", "[proxy]") {
+TEST_CASE("a request without Host gets the upstream's host:port", "[proxy]") {
+    UpstreamServer upstream;
+    Portico portico(proxy_config({upstream.address()}));
+    auto response = proxy_fetch(portico.port(), "GET /nohost HTTP/1.0\r\n\r\n");
+    REQUIRE(response);
+    CHECK(response->status == 200);
+    auto request = upstream.last_request();
+    INFO(request.head);
+    CHECK(request.header("host") == upstream.address());
+    CHECK(request.count("host") == 1);
+}
+
+TEST_CASE("an inline proxy = http://host:port upstream works", "[proxy]") {
     UpstreamServer upstream;
     Portico portico(
         "[server]\nlisten = [\"{listen}\"]\nworkers = 1\n\n"
@@ -227,13 +253,18 @@ TEST_CASE("a 10 MiB response reaches the client intact", "[proxy]") {
     CHECK(intact);
 }
 
-TEST_CASE("HEAD and 204 responses carry no body and keep both connections in step", "[proxy]") {
+TEST_CASE("HEAD 204 and 304 responses carry no body and keep both connections in step", "[proxy]") {
     UpstreamServer upstream([](const ReceivedRequest& request) {
         if (request.method == "HEAD")
             return Reply::raw("HTTP/1.1 200 OK\r\nContent-Length: 1234\r\n\r\n",
                               Reply::Then::keep_alive);
         if (request.target == "/empty")
             return Reply::raw("HTTP/1.1 204 No Content\r\n\r\n", Reply::Then::keep_alive);
+        if (request.target == "/cached")  // the length of the representation, no body
+            return Reply::raw(
+                "HTTP/1.1 304 Not Modified\r\nETag: \"v1\"\r\n"
+                "Content-Length: 500\r\n\r\n",
+                Reply::Then::keep_alive);
         return answer_ok(request);
     });
     Portico portico(proxy_config({upstream.address()}));
@@ -248,6 +279,10 @@ TEST_CASE("HEAD and 204 responses carry no body and keep both connections in ste
     auto empty = reader.read();
     REQUIRE(empty);
     CHECK(empty->status == 204);
+    client.send(get_request("/cached", "If-None-Match: \"v1\"\r\n"));
+    auto cached = reader.read();
+    REQUIRE(cached);
+    CHECK(cached->status == 304);
     client.send(get_request("/after"));
     auto after = reader.read();
     REQUIRE(after);
@@ -287,4 +322,72 @@ TEST_CASE("an HTTP/1.0 client gets a body it can read from a chunked upstream", 
     // Upstream the exchange was still HTTP/1.1 and pooled.
     REQUIRE(proxy_fetch(portico.port(), get_request("/new")));
     CHECK(upstream.connections_accepted() == 1);
+}
+
+TEST_CASE("pipelined requests to the upstream and to a local location keep their order",
+          "[proxy]") {
+    UpstreamServer upstream(
+        [](const ReceivedRequest& request) { return answer_ok(request).delayed(300ms); });
+    Portico portico(
+        "[server]\nlisten = [\"{listen}\"]\nworkers = 1\n\n"
+        "[upstream.app]\nservers = [\"" +
+        upstream.address() +
+        "\"]\n\n"
+        "[[location]]\nexact = \"/health\"\n"
+        "respond = { status = 200, body = \"healthy\" }\n\n"
+        "[[location]]\nprefix = \"/\"\nproxy = \"app\"\n");
+    Client client(portico.port());
+    ResponseReader reader(client.fd());
+    client.send(get_request("/slow") + get_request("/health") + get_request("/slow2"));
+    for (std::string expected : {"ok /slow", "healthy", "ok /slow2"}) {
+        auto response = reader.read();
+        REQUIRE(response);
+        CHECK(response->body == expected);
+    }
+}
+
+TEST_CASE("Expect: 100-continue works through the proxy", "[proxy]") {
+    UpstreamServer upstream(
+        [](const ReceivedRequest& request) { return Reply::text(200, "got " + request.body); });
+    Portico portico(proxy_config({upstream.address()}));
+    Client client(portico.port());
+    ResponseReader reader(client.fd());
+    client.send(
+        "POST /upload HTTP/1.1\r\nHost: front.example\r\nContent-Length: 5\r\n"
+        "Expect: 100-continue\r\n\r\n");
+    auto interim = reader.read(3s);
+    REQUIRE(interim);
+    CHECK(interim->status == 100);
+    client.send("hello");
+    auto response = reader.read();
+    REQUIRE(response);
+    CHECK(response->status == 200);
+    CHECK(response->body == "got hello");
+}
+
+TEST_CASE("interim 1xx responses from the upstream do not end the exchange", "[proxy]") {
+    UpstreamServer upstream([](const ReceivedRequest& request) {
+        std::string body = "ok " + request.target;
+        return Reply::raw(
+            "HTTP/1.1 100 Continue\r\n\r\n"
+            "HTTP/1.1 103 Early Hints\r\nLink: </s.css>; rel=preload\r\n\r\n"
+            "HTTP/1.1 200 OK\r\nContent-Length: " +
+                std::to_string(body.size()) + "\r\n\r\n" + body,
+            Reply::Then::keep_alive);
+    });
+    Portico portico(proxy_config({upstream.address()}));
+    Client client(portico.port());
+    ResponseReader reader(client.fd());
+    for (std::string target : {"/first", "/second"}) {
+        client.send(get_request(target));
+        // The proxy may pass the 1xx on or drop them; the final one must come.
+        std::optional<Response> response;
+        for (int i = 0; i < 3; ++i) {
+            response = reader.read(3s);
+            if (!response || response->status >= 200) break;
+        }
+        REQUIRE(response);
+        CHECK(response->status == 200);
+        CHECK(response->body == "ok " + target);
+    }
 }

@@ -10,9 +10,19 @@
 
 using namespace portico::test;
 
+namespace {
+
+// The label set of one upstream server's series on /metrics.
+std::string server_labels(const UpstreamServer& server) {
+    return "{upstream=\"app\",server=\"" + server.address() + "\"}";
+}
+
+}  // namespace
+
 TEST_CASE("100 sequential requests reuse one pooled upstream connection", "[proxy]") {
     UpstreamServer upstream;
-    Portico portico(proxy_config({upstream.address()}));
+    uint16_t metrics_port = unused_port();
+    Portico portico(with_metrics(proxy_config({upstream.address()}), metrics_port));
 
     SECTION("on one client keep-alive connection") {
         Client client(portico.port());
@@ -33,6 +43,11 @@ TEST_CASE("100 sequential requests reuse one pooled upstream connection", "[prox
     }
     CHECK(upstream.request_count() == 100);
     CHECK(upstream.connections_accepted() <= 2);
+    // The counters agree with what the upstream saw.
+    auto labels = server_labels(upstream);
+    CHECK(metric(metrics_port, "portico_upstream_connections_opened_total" + labels) ==
+          static_cast<double>(upstream.connections_accepted()));
+    CHECK(metric(metrics_port, "portico_upstream_connections_reused_total" + labels) >= 98);
 }
 
 TEST_CASE("keepalive = 0 opens a connection per request", "[proxy]") {
@@ -97,7 +112,8 @@ TEST_CASE("a reused connection that dies before answering: idempotent requests a
         if (request.index_on_connection >= 1) return Reply::raw("", Reply::Then::close);
         return answer_ok(request);
     });
-    Portico portico(proxy_config({upstream.address()}));
+    uint16_t metrics_port = unused_port();
+    Portico portico(with_metrics(proxy_config({upstream.address()}), metrics_port));
     REQUIRE(proxy_fetch(portico.port(), get_request("/warm")));
     REQUIRE(upstream.connections_accepted() == 1);
 
@@ -108,6 +124,8 @@ TEST_CASE("a reused connection that dies before answering: idempotent requests a
         CHECK(response->body == "ok /get");
         CHECK(upstream.connections_accepted() == 2);
         CHECK(upstream.request_count() == 3);  // warm, the lost GET, the retry
+        // Every such race is counted.
+        CHECK(metric(metrics_port, "portico_upstream_retries_total") == 1);
     }
     SECTION("PUT: idempotent, retried") {
         auto response = proxy_fetch(portico.port(),
@@ -125,7 +143,63 @@ TEST_CASE("a reused connection that dies before answering: idempotent requests a
         CHECK(response->status == 502);
         CHECK(upstream.connections_accepted() == 1);
         CHECK(upstream.request_count() == 2);
+        CHECK(metric(metrics_port, "portico_upstream_retries_total") == 0);
     }
+}
+
+TEST_CASE("bytes after a complete response keep that connection out of the pool", "[proxy]") {
+    // Only a well-framed exchange puts a connection back: extra bytes mean
+    // the framing cannot be trusted, whether they come with the response
+    // or while the connection sits idle.
+    UpstreamServer upstream([](const ReceivedRequest& request) {
+        if (request.target == "/junk-now")
+            return Reply::raw("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokJUNK",
+                              Reply::Then::keep_alive);
+        if (request.target == "/junk-later") {
+            Reply reply = Reply::raw("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok",
+                                     Reply::Then::keep_alive);
+            reply.pause(50ms);
+            reply.send("HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nJUNK");
+            return reply;
+        }
+        return answer_ok(request);
+    });
+    Portico portico(proxy_config({upstream.address()}));
+    Client client(portico.port());
+    ResponseReader reader(client.fd());
+    std::string target = GENERATE(as<std::string>{}, "/junk-now", "/junk-later");
+    client.send(get_request(target));
+    auto first = reader.read();
+    REQUIRE(first);
+    CHECK(first->body == "ok");
+    std::this_thread::sleep_for(200ms);
+    client.send(get_request("/next"));
+    auto next = reader.read();
+    REQUIRE(next);
+    CHECK(next->status == 200);
+    CHECK(next->body == "ok /next");
+    CHECK(upstream.connections_accepted() == 2);
+}
+
+TEST_CASE("a response that ends its connection is not pooled", "[proxy]") {
+    // The upstream keeps its socket open, but its response said the
+    // connection ends: reusing it would be a bet on the upstream's laziness.
+    std::string response = GENERATE(as<std::string>{},
+                                    "HTTP/1.1 200 OK\r\nConnection: close\r\n"
+                                    "Content-Length: 2\r\n\r\nok",
+                                    "HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok");
+    UpstreamServer upstream([&response](const ReceivedRequest&) {
+        return Reply::raw(response, Reply::Then::keep_alive);
+    });
+    Portico portico(proxy_config({upstream.address()}));
+    INFO(response);
+    for (int i = 0; i < 2; ++i) {
+        auto answer = proxy_fetch(portico.port(), get_request("/"));
+        REQUIRE(answer);
+        CHECK(answer->status == 200);
+        CHECK(answer->body == "ok");
+    }
+    CHECK(upstream.connections_accepted() == 2);
 }
 
 TEST_CASE("idle_timeout closes pooled connections the proxy no longer needs", "[proxy]") {

@@ -111,6 +111,13 @@ const std::string websocket_handshake =
 Reply websocket_or_plain(const ReceivedRequest& request) {
     if (!contains_ignoring_case(request.header("upgrade"), "websocket"))
         return Reply::text(200, "plain");
+    if (request.target == "/ws-hello") {
+        // The server speaks first, in the same write as its 101.
+        Reply reply = Reply::websocket();
+        reply.steps.front().bytes += "welcome";
+        return reply;
+    }
+    if (request.target == "/ws-refused") return Reply::text(403, "no websocket here");
     if (request.target == "/ws-bye") {
         Reply reply = Reply::websocket();
         reply.send("bye");
@@ -176,6 +183,51 @@ TEST_CASE("a WebSocket tunnel ends for the client when the upstream closes", "[p
     CHECK(*rest == "bye");
 }
 
+TEST_CASE("bytes the upstream sends with its 101 reach the client", "[proxy]") {
+    UpstreamServer upstream(websocket_or_plain);
+    Portico portico(proxy_config({upstream.address()}));
+    Client client(portico.port());
+    ResponseReader reader(client.fd());
+    std::string handshake = websocket_handshake;
+    handshake.replace(4, 3, "/ws-hello");
+    client.send(handshake);
+    auto head = reader.read_head();
+    REQUIRE(head);
+    CHECK(head->status == 101);
+    REQUIRE(reader.read_at_least(7, 2s));
+    CHECK(reader.buffered() == "welcome");
+    reader.discard();
+    client.send("and back");
+    REQUIRE(reader.read_at_least(8, 2s));
+    CHECK(reader.buffered() == "and back");
+}
+
+TEST_CASE("an upgrade the upstream refuses is an ordinary well-framed response", "[proxy]") {
+    UpstreamServer upstream(websocket_or_plain);
+    Portico portico(proxy_config({upstream.address()}));
+    Client client(portico.port());
+    ResponseReader reader(client.fd());
+    std::string handshake = websocket_handshake;
+    handshake.replace(4, 3, "/ws-refused");
+    client.send(handshake);
+    auto refused = reader.read();
+    REQUIRE(refused);
+    INFO(refused->head);
+    CHECK(refused->status == 403);
+    CHECK(refused->body == "no websocket here");
+    // The spec leaves open whether the client connection goes on (nginx
+    // keeps it); closing is fine when the response says so.
+    if (contains_ignoring_case(refused->header("connection"), "close")) {
+        CHECK(reader.read_until_close(2s));
+    } else {
+        client.send(get_request("/plain"));
+        auto plain = reader.read();
+        REQUIRE(plain);
+        CHECK(plain->status == 200);
+        CHECK(plain->body == "plain");
+    }
+}
+
 TEST_CASE("websocket = false forwards no Upgrade", "[proxy]") {
     UpstreamServer upstream(websocket_or_plain);
     Portico portico(proxy_config({upstream.address()}, "", "websocket = false"));
@@ -188,7 +240,7 @@ TEST_CASE("websocket = false forwards no Upgrade", "[proxy]") {
     CHECK(upstream.last_request().count("upgrade") == 0);
 }
 
-TEST_CASE("root and proxy together: the file if it exists, else the upstream", "[proxy]") {
+TEST_CASE("root and proxy together: the file if it exists else the upstream", "[proxy]") {
     UpstreamServer upstream;
     TempDir www;
     www.write("exists.txt", "from disk\n");

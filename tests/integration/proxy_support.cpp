@@ -176,6 +176,41 @@ std::optional<Response> proxy_fetch(uint16_t port, const std::string& request,
     return reader.read(timeout, request.rfind("HEAD ", 0) == 0);
 }
 
+std::string with_metrics(const std::string& config, uint16_t metrics_port) {
+    return config + "\n[metrics]\nlisten = \"127.0.0.1:" + std::to_string(metrics_port) + "\"\n";
+}
+
+double metric(uint16_t metrics_port, const std::string& series) {
+    auto response = proxy_fetch(metrics_port, get_request("/metrics", "", "127.0.0.1"));
+    if (!response || response->status != 200) return -1;
+    std::istringstream lines(response->body);
+    for (std::string line; std::getline(lines, line);)
+        if (line.size() > series.size() && line.compare(0, series.size(), series) == 0 &&
+            line[series.size()] == ' ')
+            return std::strtod(line.c_str() + series.size() + 1, nullptr);
+    return -1;
+}
+
+FullListener::FullListener() {
+    listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t length = sizeof address;
+    ::bind(listen_fd_, reinterpret_cast<sockaddr*>(&address), sizeof address);
+    // A backlog of 0 queues one connection; it is taken by ours, never accepted.
+    ::listen(listen_fd_, 0);
+    ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&address), &length);
+    port_ = ntohs(address.sin_port);
+    queued_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    ::connect(queued_fd_, reinterpret_cast<sockaddr*>(&address), sizeof address);
+}
+
+FullListener::~FullListener() {
+    ::close(queued_fd_);
+    ::close(listen_fd_);
+}
+
 uint16_t unused_port() {
     int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     sockaddr_in address{};

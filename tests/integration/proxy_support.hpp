@@ -67,8 +67,30 @@ private:
 std::optional<Response> proxy_fetch(uint16_t port, const std::string& request,
                                     std::chrono::milliseconds timeout = 5s);
 
+// `config` with a [metrics] listener on `metrics_port`.
+std::string with_metrics(const std::string& config, uint16_t metrics_port);
+// The value of one series, written as on /metrics ("name" or
+// "name{labels}"); -1 when absent or unreadable.
+double metric(uint16_t metrics_port, const std::string& series);
+
 // A loopback port nothing listens on (bound, then closed).
 uint16_t unused_port();
+
+// A loopback listener whose accept queue is full: a connect to it hangs
+// (the kernel drops the SYNs), as to a host that does not answer.
+class FullListener {
+public:
+    FullListener();
+    ~FullListener();
+    FullListener(const FullListener&) = delete;
+    FullListener& operator=(const FullListener&) = delete;
+    uint16_t port() const { return port_; }
+
+private:
+    int listen_fd_ = -1;
+    int queued_fd_ = -1;
+    uint16_t port_ = 0;
+};
 // VmRSS of a process, in KiB (0 when unreadable).
 long resident_kib(pid_t pid);
 // Deterministic bytes that do not repeat in any short period.

@@ -85,7 +85,7 @@ TEST_CASE("upstream closes idle connections and sees peers go away", "[upstream]
         UpstreamServer::wait_until([&] { return upstream.connections_closed_by_peer() == 1; }, 1s));
 }
 
-TEST_CASE("upstream tunnels after a 101, sends patterns, cuts replies", "[upstream]") {
+TEST_CASE("upstream tunnels after a 101 and sends patterns and cut replies", "[upstream]") {
     UpstreamServer upstream([](const ReceivedRequest& request) {
         if (request.target == "/ws") return Reply::websocket();
         if (request.target == "/cut")

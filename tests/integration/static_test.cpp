@@ -593,7 +593,8 @@ TEST_CASE("static: Range requests", "[static]") {
 TEST_CASE("static: gzip_static sends FILE.gz to clients that accept gzip", "[static]") {
     Site site;
     const std::string plain = "console.log('the plain file');\n";
-    const std::string gzipped("\x1f\x8b\x08\x00pretend-gzip\x00\xff\x01bytes", 25);
+    // Adjacent literals: "\x01" "bytes" keeps the b out of the hex escape.
+    const std::string gzipped("\x1f\x8b\x08\x00pretend-gzip\x00\xff\x01" "bytes", 25);
     site.write("app.js", plain);
     site.write("app.js.gz", gzipped);
     site.write("style.css", "body{}\n");  // no .gz next to it

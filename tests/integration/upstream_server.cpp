@@ -129,6 +129,11 @@ Reply& Reply::wait_release() {
     return *this;
 }
 
+Reply& Reply::delayed(std::chrono::milliseconds duration) {
+    steps.insert(steps.begin(), {Step::Kind::pause, {}, duration, 0});
+    return *this;
+}
+
 Reply& Reply::then_do(Then what) {
     then = what;
     return *this;

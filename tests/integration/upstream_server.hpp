@@ -63,6 +63,8 @@ struct Reply {
     Reply& send_pattern(uint64_t size);
     // Waits until UpstreamServer::release_held() (or the peer closes).
     Reply& wait_release();
+    // Waits `duration` before the first step.
+    Reply& delayed(std::chrono::milliseconds duration);
     Reply& then_do(Then what);
 
     // status line, Content-Type: text/plain, Content-Length, extra headers

@@ -1,0 +1,799 @@
+#!/usr/bin/env python3
+"""Helpers for tests/bench/run.sh: /proc readings, config templates, parsing
+wrk/ab/callgrind/strace output, the 10k idle connections client and the
+markdown report. Standard library only.
+
+    bench.py tree PID                  PID and all its descendants (by /proc/*/stat ppid)
+    bench.py cpu PID...                utime+stime of these processes, in clock ticks
+    bench.py clearhwm PID...           reset VmHWM (peak RSS) through /proc/PID/clear_refs
+    bench.py mem PID...                "HWM_KB RSS_KB" summed over these processes
+    bench.py check PORT PATH...        GET each path on 127.0.0.1:PORT; exit 1 unless all 200
+    bench.py template IN OUT TAGS K=V...
+    bench.py record --out F ...        one measured cell -> one JSON line
+    bench.py na --out F ...            a cell that could not run -> one JSON line
+    bench.py callgrind-total FILE      the Ir total of a callgrind.out file
+    bench.py strace-summary FILE       the calls of a strace -c summary, as JSON
+    bench.py conns PORT N PATH         open N keep-alive connections, one request each, hold
+    bench.py render --dir D --out F    the markdown report from D/*.jsonl
+"""
+import argparse
+import json
+import os
+import re
+import selectors
+import signal
+import socket
+import statistics
+import sys
+import time
+
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+# --- /proc ------------------------------------------------------------------
+
+def _stat_fields(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        data = f.read()
+    # The command may hold spaces and parentheses: split after the last ')'.
+    rest = data[data.rindex(")") + 2:].split()
+    return rest  # rest[0] is field 3 (state)
+
+
+def tree(root):
+    children = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            ppid = int(_stat_fields(name)[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        children.setdefault(ppid, []).append(int(name))
+    out, todo = [], [int(root)]
+    while todo:
+        pid = todo.pop()
+        if not os.path.exists(f"/proc/{pid}"):
+            continue
+        out.append(pid)
+        todo.extend(children.get(pid, []))
+    return sorted(out)
+
+
+def cpu_ticks(pids):
+    total = 0
+    for pid in pids:
+        try:
+            fields = _stat_fields(pid)
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12])  # utime, stime (fields 14, 15)
+    return total
+
+
+def cpu_lines():
+    """busy and total ticks of cpu0 and cpu1 from /proc/stat, as 'b0,t0,b1,t1'."""
+    out = {}
+    with open("/proc/stat") as f:
+        for line in f:
+            parts = line.split()
+            if parts[0] in ("cpu0", "cpu1"):
+                v = [int(x) for x in parts[1:9]]  # user nice system idle iowait irq softirq steal
+                total = sum(v)
+                out[parts[0]] = (total - v[3] - v[4], total)
+    b0, t0 = out.get("cpu0", (0, 0))
+    b1, t1 = out.get("cpu1", (0, 0))
+    return f"{b0},{t0},{b1},{t1}"
+
+
+def status_kb(pid, key):
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith(key + ":"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def listeners(port):
+    """pids holding a listening TCP socket on PORT (any address)."""
+    inodes = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(table) as f:
+                next(f)
+                for line in f:
+                    parts = line.split()
+                    if parts[3] == "0A" and int(parts[1].rsplit(":", 1)[1], 16) == port:
+                        inodes.add(parts[9])
+        except OSError:
+            pass
+    pids = set()
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            for fd in os.listdir(f"/proc/{name}/fd"):
+                link = os.readlink(f"/proc/{name}/fd/{fd}")
+                if link.startswith("socket:[") and link[8:-1] in inodes:
+                    pids.add(int(name))
+                    break
+        except OSError:
+            continue
+    return sorted(pids)
+
+
+def clear_hwm(pids):
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/clear_refs", "w") as f:
+                f.write("5")
+        except OSError:
+            pass
+
+
+# --- templates ----------------------------------------------------------------
+
+TAG = re.compile(r"\s*#@([a-z-]+)\s*$")
+
+
+def render_template(src, dst, tags, values):
+    """Lines ending in `#@tag` are kept only when tag is in `tags` (the
+    marker is removed); @KEY@ is replaced by its value."""
+    out = []
+    with open(src) as f:
+        for line in f:
+            line = line.rstrip("\n")
+            m = TAG.search(line)
+            if m:
+                if m.group(1) not in tags:
+                    continue
+                line = line[:m.start()]
+            for key, value in values.items():
+                line = line.replace(f"@{key}@", value)
+            out.append(line)
+    with open(dst, "w") as f:
+        f.write("\n".join(out) + "\n")
+
+
+# --- load tool output -------------------------------------------------------------
+
+def _ms(text):
+    m = re.match(r"([\d.]+)(us|ms|s|m)$", text)
+    if not m:
+        return None
+    value, unit = float(m.group(1)), m.group(2)
+    return value * {"us": 0.001, "ms": 1.0, "s": 1000.0, "m": 60000.0}[unit]
+
+
+def parse_wrk(text):
+    r = {"requests": 0, "rps": 0.0, "p50_ms": None, "p99_ms": None,
+         "non2xx3xx": 0, "socket_errors": 0}
+    m = re.search(r"(\d+) requests in ([\d.]+)(\w+)", text)
+    if m:
+        r["requests"] = int(m.group(1))
+    m = re.search(r"Requests/sec:\s+([\d.]+)", text)
+    if m:
+        r["rps"] = float(m.group(1))
+    for pct, key in (("50", "p50_ms"), ("99", "p99_ms")):
+        m = re.search(rf"^\s+{pct}%\s+(\S+)", text, re.M)
+        if m:
+            r[key] = _ms(m.group(1))
+    m = re.search(r"Non-2xx or 3xx responses: (\d+)", text)
+    if m:
+        r["non2xx3xx"] = int(m.group(1))
+    m = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", text)
+    if m:
+        r["socket_errors"] = sum(int(x) for x in m.groups())
+        r["socket_detail"] = "connect {}, read {}, write {}, timeout {}".format(*m.groups())
+    return r
+
+
+def parse_ab(text):
+    r = {"requests": 0, "rps": 0.0, "p50_ms": None, "p99_ms": None,
+         "non2xx3xx": 0, "socket_errors": 0}
+    m = re.search(r"Complete requests:\s+(\d+)", text)
+    if m:
+        r["requests"] = int(m.group(1))
+    m = re.search(r"Requests per second:\s+([\d.]+)", text)
+    if m:
+        r["rps"] = float(m.group(1))
+    for pct, key in (("50", "p50_ms"), ("99", "p99_ms")):
+        m = re.search(rf"^\s+{pct}%\s+(\d+)", text, re.M)
+        if m:
+            r[key] = float(m.group(1))
+    m = re.search(r"Non-2xx responses:\s+(\d+)", text)
+    if m:
+        r["non2xx3xx"] = int(m.group(1))
+    # Failed requests counts connect/receive/length/exception failures.
+    m = re.search(r"Failed requests:\s+(\d+)", text)
+    if m:
+        r["socket_errors"] = int(m.group(1))
+        d = re.search(r"\(Connect: (\d+), Receive: (\d+), Length: (\d+), Exceptions: (\d+)\)", text)
+        if d:
+            r["socket_detail"] = "connect {}, receive {}, length {}, exceptions {}".format(*d.groups())
+    # ab stops early on some errors: requests asked but not completed are errors too.
+    m = re.search(r"apr_\w+\(\): (.*)", text)
+    if m:
+        r["abort"] = m.group(0).strip()
+    return r
+
+
+def read_time_file(path):
+    """/usr/bin/time -f '%U %S %e' output (the last line: other lines are
+    the command's complaints, e.g. 'Command exited with non-zero status')."""
+    try:
+        with open(path) as f:
+            lines = [l for l in f.read().splitlines() if l.strip()]
+        user, system, wall = (float(x) for x in lines[-1].split()[:3])
+        return user, system, wall
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+# --- callgrind / strace ---------------------------------------------------------
+
+def callgrind_total(path):
+    with open(path, errors="replace") as f:
+        for line in f:
+            if line.startswith(("summary:", "totals:")):
+                return int(line.split()[1])
+    raise SystemExit(f"no totals in {path}")
+
+
+def strace_summary(path):
+    calls, total = {}, None
+    with open(path, errors="replace") as f:
+        for line in f:
+            parts = line.split()
+            if not parts or not re.match(r"^[\d.]+$", parts[0]):
+                continue
+            name = parts[-1]
+            nums = [p for p in parts[:-1]]
+            # % time, seconds, usecs/call, calls, [errors]
+            if len(nums) < 4:
+                continue
+            try:
+                count = int(nums[3])
+            except ValueError:
+                continue
+            if name == "total":
+                total = count
+            else:
+                calls[name] = count
+    if total is None:
+        total = sum(calls.values())
+    return {"total": total, "calls": calls}
+
+
+# --- idle connections -------------------------------------------------------------
+
+def hold_connections(port, count, path, sources):
+    """Opens `count` connections (source addresses round robin), sends one
+    keep-alive request on each, reads each complete response (by
+    Content-Length), prints 'ready OK FAILED' and holds them until stdin
+    closes or a line arrives."""
+    request = (f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+               "User-Agent: bench-idle\r\n\r\n").encode()
+    sel = selectors.DefaultSelector()
+    socks, failed = [], 0
+    pending = {}
+    deadline = time.monotonic() + 60
+
+    def finish_reads(block_until_below):
+        nonlocal failed
+        while len(pending) > block_until_below and time.monotonic() < deadline:
+            for key, _ in sel.select(timeout=1):
+                s = key.fileobj
+                st = pending[s]
+                try:
+                    data = s.recv(65536)
+                except BlockingIOError:
+                    continue
+                except OSError:
+                    data = b""
+                if not data:
+                    sel.unregister(s)
+                    del pending[s]
+                    failed += 1
+                    continue
+                st["buf"] += data
+                buf = st["buf"]
+                head_end = buf.find(b"\r\n\r\n")
+                if head_end < 0:
+                    continue
+                m = re.search(rb"\r\ncontent-length:\s*(\d+)", buf[:head_end], re.I)
+                length = int(m.group(1)) if m else 0
+                if len(buf) >= head_end + 4 + length:
+                    ok = buf.startswith((b"HTTP/1.1 200", b"HTTP/1.0 200"))
+                    sel.unregister(s)
+                    del pending[s]
+                    if ok:
+                        socks.append(s)
+                    else:
+                        failed += 1
+                        s.close()
+
+    for i in range(count):
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        try:
+            s.setsockopt(socket.IPPROTO_IP, 24, 1)  # IP_BIND_ADDRESS_NO_PORT
+            s.bind((sources[i % len(sources)], 0))
+            s.connect(("127.0.0.1", port))
+            s.sendall(request)
+        except OSError as e:
+            failed += 1
+            s.close()
+            if failed == 1:
+                print(f"connect failed: {e}", file=sys.stderr)
+            continue
+        s.setblocking(False)
+        pending[s] = {"buf": b""}
+        sel.register(s, selectors.EVENT_READ)
+        if len(pending) >= 500:  # keep the accept queue short
+            finish_reads(100)
+    finish_reads(0)
+    failed += len(pending)
+    print(f"ready {len(socks)} {failed}", flush=True)
+    try:
+        sys.stdin.readline()
+    except KeyboardInterrupt:
+        pass
+    for s in socks:
+        s.close()
+
+
+# --- report -----------------------------------------------------------------------
+
+URL_ORDER = {"/hello": 0, "/": 1, "/index.html": 2, "/image.jpg": 3}
+LOSS_MARGIN = 0.05  # differences below this are not listed as losses
+NOISY_PCT = 10  # other processes' share of a benchmark CPU that makes a cell suspect
+
+SERVERS = ["app", "portico", "nginx", "h2o", "haproxy"]
+OTHERS = ["nginx", "h2o", "haproxy"]
+SCENARIO_TITLE = {
+    "app": "app direct (Node, no server)",
+    "proxy": "proxy only",
+    "static": "static + proxy",
+    "proxy-noka": "proxy, no upstream keep-alive",
+}
+LOAD_TITLE = {"wrk100": "wrk -c100", "wrk1000": "wrk -c1000", "ab": "ab -c100 (new conn/req)"}
+
+
+def load_jsonl(path):
+    rows = []
+    if os.path.exists(path):
+        with open(path) as f:
+            for line in f:
+                line = line.strip()
+                if line:
+                    rows.append(json.loads(line))
+    return rows
+
+
+def median(values):
+    values = [v for v in values if v is not None]
+    return statistics.median(values) if values else None
+
+
+def aggregate(rows):
+    """Cells keyed by (scenario, load, url, server) -> medians over repeats."""
+    cells = {}
+    for r in rows:
+        key = (r["scenario"], r["load"], r["url"], r["server"])
+        cells.setdefault(key, []).append(r)
+    out = {}
+    for key, reps in cells.items():
+        nas = [r for r in reps if r.get("na")]
+        ok = [r for r in reps if not r.get("na")]
+        if not ok:
+            out[key] = {"na": nas[0]["na"]}
+            continue
+        agg = {"repeats": len(ok)}
+        for field in ("rps", "p50_ms", "p99_ms", "cpu_us_per_req", "app_cpu_us_per_req",
+                      "client_cpu_pct", "hwm_kb", "requests", "noise_cpu0_pct", "noise_cpu1_pct"):
+            agg[field] = median([r.get(field) for r in ok])
+        agg["errors"] = sum(r.get("non2xx3xx", 0) + r.get("socket_errors", 0) for r in ok)
+        agg["error_detail"] = "; ".join(sorted({r["socket_detail"] for r in ok
+                                                 if r.get("socket_detail") and
+                                                 r.get("socket_errors")}))
+        agg["client_bound"] = sum(1 for r in ok if r.get("client_bound")) * 2 > len(ok)
+        agg["noisy"] = max(agg.get("noise_cpu0_pct") or 0, agg.get("noise_cpu1_pct") or 0) > NOISY_PCT
+        agg["rps_spread"] = (min(r["rps"] for r in ok), max(r["rps"] for r in ok))
+        out[key] = agg
+    return out
+
+
+def fmt(value, digits=0):
+    if value is None:
+        return "–"
+    if digits == 0:
+        return f"{value:,.0f}"
+    return f"{value:,.{digits}f}"
+
+
+def fmt_ms(value):
+    if value is None:
+        return "–"
+    if value < 1:
+        return f"{value:.2f}"
+    if value < 10:
+        return f"{value:.1f}"
+    return f"{value:.0f}"
+
+
+def render(directory, out_path, title):
+    cells = aggregate(load_jsonl(os.path.join(directory, "cells.jsonl")))
+    costs = load_jsonl(os.path.join(directory, "cost.jsonl"))
+    mems = load_jsonl(os.path.join(directory, "memory.jsonl"))
+    machine = {}
+    mpath = os.path.join(directory, "machine.json")
+    if os.path.exists(mpath):
+        with open(mpath) as f:
+            machine = json.load(f)
+
+    L = []
+    L.append(f"# {title}")
+    L.append("")
+    if machine:
+        L.append(f"- date: {machine.get('date')}")
+        L.append(f"- machine: {machine.get('nproc')} CPUs, {machine.get('cpu')}, "
+                 f"{machine.get('mem')}, kernel {machine.get('kernel')}, {machine.get('os')}")
+        L.append(f"- versions: {machine.get('versions')}")
+        L.append(f"- run: {machine.get('command')} ({machine.get('settings')}); "
+                 f"took {machine.get('elapsed', '?')}")
+        L.append("")
+    L.append("Each server runs one worker (nginx `worker_processes 1`, h2o `num-threads: 1`, "
+             "haproxy `nbthread 1`, portico `workers = 1`) pinned with the Node app to CPU 1; "
+             "the load tool runs on CPU 0. Configs: `tests/bench/conf/`. "
+             "Every number is the median of the repeats. "
+             "**CPU µs/req** is the server's own utime+stime (all its processes: master + "
+             "worker) during the run divided by the requests completed; for \"app direct\" "
+             "it is Node's. `‡` = client-bound (the load tool used ≥ 90 % of its core: the "
+             "req/s is the tool's limit, the CPU µs/req still holds). `!` = errors (see the "
+             f"details table). `§` = other processes on this machine took over {NOISY_PCT} % "
+             "of CPU 0 or CPU 1 during the run (median): its req/s is suspect.")
+    L.append("")
+
+    # Combined results ------------------------------------------------------
+    L.append("## Combined results")
+    L.append("")
+    servers_present = [s for s in SERVERS if s != "app" and any(k[3] == s for k in cells)]
+    header = ["scenario", "load", "URL"]
+    for s in servers_present:
+        header += [f"{s} req/s", f"{s} p99 ms", f"{s} CPU µs/req"]
+    header += ["portico vs best other: CPU", "req/s"]
+    L.append("| " + " | ".join(header) + " |")
+    L.append("|" + "---|" * len(header))
+    all_rows = sorted({k[:3] for k in cells},
+                  key=lambda k: (list(SCENARIO_TITLE).index(k[0]) if k[0] in SCENARIO_TITLE else 9,
+                                 list(LOAD_TITLE).index(k[1]) if k[1] in LOAD_TITLE else 9,
+                                 URL_ORDER.get(k[2], 9), k[2]))
+    rows = [r for r in all_rows if r[0] != "app"]
+    app_rows = [r for r in all_rows if r[0] == "app"]
+    detail_rows = app_rows + rows
+    losses = []
+    for scenario, load, url in rows:
+        line = [SCENARIO_TITLE.get(scenario, scenario), LOAD_TITLE.get(load, load), f"`{url}`"]
+        for s in servers_present:
+            c = cells.get((scenario, load, url, s))
+            if c is None and s == "haproxy" and scenario == "static":
+                line += ["n/a (serves no files)", "", ""]
+            elif c is None:
+                line += ["", "", ""]
+            elif "na" in c:
+                line += [f"n/a ({c['na']})", "", ""]
+            else:
+                mark = (("‡" if c["client_bound"] else "") + ("!" if c["errors"] else "")
+                        + ("§" if c.get("noisy") else ""))
+                line += [fmt(c["rps"]) + mark, fmt_ms(c["p99_ms"]), fmt(c["cpu_us_per_req"], 1)]
+        p = cells.get((scenario, load, url, "portico"))
+        others = [cells.get((scenario, load, url, s)) for s in OTHERS]
+        others = [(s, c) for s, c in zip(OTHERS, others) if c and "na" not in c]
+        if p and "na" not in p and others and p.get("cpu_us_per_req"):
+            best_cpu_s, best_cpu = min(others, key=lambda sc: sc[1]["cpu_us_per_req"] or 1e18)
+            best_rps_s, best_rps = max(others, key=lambda sc: sc[1]["rps"] or 0)
+            cpu_ratio = p["cpu_us_per_req"] / best_cpu["cpu_us_per_req"]
+            rps_ratio = p["rps"] / best_rps["rps"] if best_rps["rps"] else None
+            line += [f"{cpu_ratio:.2f}× ({best_cpu_s})",
+                     f"{rps_ratio:.2f}× ({best_rps_s})" if rps_ratio else "–"]
+            if cpu_ratio > 1.0 + LOSS_MARGIN:
+                losses.append(f"{SCENARIO_TITLE.get(scenario)}, {LOAD_TITLE.get(load)}, `{url}`: "
+                              f"portico {p['cpu_us_per_req']:.1f} µs/req vs {best_cpu_s} "
+                              f"{best_cpu['cpu_us_per_req']:.1f} ({(cpu_ratio - 1) * 100:.0f} % more CPU)")
+            if rps_ratio and rps_ratio < 1.0 - LOSS_MARGIN:
+                losses.append(f"{SCENARIO_TITLE.get(scenario)}, {LOAD_TITLE.get(load)}, `{url}`: "
+                              f"portico {p['rps']:,.0f} req/s vs {best_rps_s} "
+                              f"{best_rps['rps']:,.0f} ({(1 - rps_ratio) * 100:.0f} % fewer)")
+        else:
+            line += ["", ""]
+        L.append("| " + " | ".join(line) + " |")
+    L.append("")
+    L.append("CPU ratio: portico's CPU µs/req over the lowest of nginx/h2o/haproxy "
+             "(below 1 = portico cheaper). req/s ratio: portico's req/s over the highest "
+             "of the others (above 1 = portico faster).")
+    L.append("")
+    if app_rows:
+        L.append("The app alone (no server in front), the baseline of the proxied rows:")
+        L.append("")
+        L.append("| load | URL | req/s | p99 ms | Node CPU µs/req |")
+        L.append("|---|---|---|---|---|")
+        for scenario, load, url in app_rows:
+            c = cells[(scenario, load, url, "app")]
+            if "na" in c:
+                L.append(f"| {LOAD_TITLE.get(load, load)} | `{url}` | n/a ({c['na']}) | | |")
+                continue
+            mark = (("‡" if c["client_bound"] else "") + ("!" if c["errors"] else "")
+                    + ("§" if c.get("noisy") else ""))
+            L.append(f"| {LOAD_TITLE.get(load, load)} | `{url}` | {fmt(c['rps'])}{mark} | "
+                     f"{fmt_ms(c['p99_ms'])} | {fmt(c['cpu_us_per_req'], 1)} |")
+        L.append("")
+    if losses:
+        L.append(f"Where portico loses by more than {LOSS_MARGIN * 100:.0f} %:")
+        L.append("")
+        for item in losses:
+            L.append(f"- {item}")
+        L.append("")
+
+    # Details -----------------------------------------------------------------
+    L.append("## Details per cell")
+    L.append("")
+    L.append("| scenario | load | URL | server | req/s (min–max) | p50 ms | p99 ms | "
+             "server CPU µs/req | app CPU µs/req | peak RSS KiB | client CPU % | "
+             "others on CPU 0 / 1 % | errors |")
+    L.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for scenario, load, url in detail_rows:
+        for s in SERVERS:
+            c = cells.get((scenario, load, url, s))
+            if c is None:
+                continue
+            if "na" in c:
+                L.append(f"| {scenario} | {load} | `{url}` | {s} | n/a: {c['na']} | | | | | | | | |")
+                continue
+            lo, hi = c["rps_spread"]
+            err = str(c["errors"]) if c["errors"] else "0"
+            if c["errors"] and c["error_detail"]:
+                err += f" ({c['error_detail']})"
+            app_cpu = "" if s == "app" else fmt(c.get("app_cpu_us_per_req"), 1)
+            L.append(f"| {scenario} | {load} | `{url}` | {s} | {fmt(c['rps'])} "
+                     f"({fmt(lo)}–{fmt(hi)}) | {fmt_ms(c['p50_ms'])} | {fmt_ms(c['p99_ms'])} | "
+                     f"{fmt(c['cpu_us_per_req'], 1)} | {app_cpu} | {fmt(c['hwm_kb'])} | "
+                     f"{fmt(c['client_cpu_pct'])}{' ‡' if c['client_bound'] else ''} | "
+                     f"{fmt(c.get('noise_cpu0_pct'))} / {fmt(c.get('noise_cpu1_pct'))} | {err} |")
+    L.append("")
+    L.append("peak RSS: VmHWM summed over the server's processes, reset before each run "
+             "(`/proc/PID/clear_refs` 5). app CPU: the Node app's utime+stime per request "
+             "in the same run (what the proxy's way of talking to it costs the app). "
+             "others on CPU 0 / 1: busy time of that CPU (/proc/stat) not used by the load tool "
+             "(CPU 0) or by the server and the app (CPU 1), in % of the run. "
+             "h2o's peak RSS includes its crash-handler helper (a perl process, "
+             "`annotate-backtrace-symbols`), which h2o starts beside itself.")
+    L.append("")
+
+    # Deterministic cost ----------------------------------------------------------
+    if costs:
+        L.append("## Deterministic cost per request")
+        L.append("")
+        L.append("Instructions: the server run under `valgrind --tool=callgrind "
+                 "--trace-children=yes` (one worker; the worker's and master's Ir summed), "
+                 "`ab -k -c 10` with a warm-up, minus an idle run with the same warm-up, "
+                 "divided by the measured requests. System calls: `strace -f -c` attached to "
+                 "the server's processes during `ab -k -c 10`, divided by the requests.")
+        L.append("")
+        L.append("| URL | server | instructions/req | syscalls/req | main syscalls per request |")
+        L.append("|---|---|---|---|---|")
+        order = {"/index.html": 0, "/image.jpg": 1, "/hello": 2}
+        for r in sorted(costs, key=lambda r: (order.get(r["url"], 9), SERVERS.index(r["server"])
+                                                if r["server"] in SERVERS else 9)):
+            instr = r.get("instr_per_req")
+            instr_s = fmt(instr) if instr is not None else f"n/a ({r.get('instr_na', '?')})"
+            sc = r.get("syscalls_per_req")
+            sc_s = fmt(sc, 2) if sc is not None else f"n/a ({r.get('syscalls_na', '?')})"
+            top = r.get("top_syscalls", "")
+            L.append(f"| `{r['url']}` | {r['server']} | {instr_s} | {sc_s} | {top} |")
+        L.append("")
+
+    # Memory -----------------------------------------------------------------------
+    if mems:
+        L.append("## Memory per idle keep-alive connection")
+        L.append("")
+        L.append("The server (static config) gets some warm-up requests, then a Python "
+                 "client opens the connections (one `GET /index.html` each, responses read, "
+                 "connections kept open); RSS = VmRSS summed over the server's processes.")
+        L.append("")
+        L.append("nginx allocates its `worker_connections` (19000) connection and event "
+                 "structures at start, so part of its per-connection memory is already in "
+                 "\"before\"; compare the totals too.")
+        L.append("")
+        L.append("| server | connections held | RSS before KiB | RSS with them KiB | KiB per connection |")
+        L.append("|---|---|---|---|---|")
+        for r in sorted(mems, key=lambda r: SERVERS.index(r["server"]) if r["server"] in SERVERS else 9):
+            if r.get("na"):
+                L.append(f"| {r['server']} | n/a: {r['na']} | | | |")
+                continue
+            L.append(f"| {r['server']} | {r['held']:,} (failed {r['failed']}) | {r['rss_before_kb']:,} | "
+                     f"{r['rss_after_kb']:,} | {r['kib_per_conn']:.2f} |")
+        L.append("")
+
+    text = "\n".join(L) + "\n"
+    with open(out_path, "w") as f:
+        f.write(text)
+    return text
+
+
+# --- main ------------------------------------------------------------------------
+
+def main():
+    if len(sys.argv) < 2:
+        print(__doc__)
+        return 2
+    cmd, args = sys.argv[1], sys.argv[2:]
+    if cmd == "tree":
+        print(" ".join(str(p) for p in tree(args[0])))
+    elif cmd == "cpu":
+        print(cpu_ticks(args))
+    elif cmd == "before":
+        # before SERVER_PID APP_PID: reset the peak RSS of the server's processes,
+        # print "PIDS(comma) SERVER_TICKS APP_TICKS CPUSTAT" for `record`.
+        pids = tree(args[0])
+        clear_hwm(pids)
+        print(",".join(map(str, pids)), cpu_ticks(pids), cpu_ticks([args[1]]), cpu_lines())
+    elif cmd == "foreign-listeners":
+        # foreign-listeners PORT ROOT_PID: listeners on PORT outside ROOT_PID's tree
+        mine = set(tree(args[1]))
+        others = [p for p in listeners(int(args[0])) if p not in mine]
+        for p in others:
+            try:
+                with open(f"/proc/{p}/cmdline") as f:
+                    cmdline = f.read().replace("\0", " ").strip()
+            except OSError:
+                cmdline = "?"
+            print(f"pid {p} ({cmdline[:80]})")
+        return 1 if others else 0
+    elif cmd == "cpustat":
+        print(cpu_lines())
+    elif cmd == "clearhwm":
+        clear_hwm(args)
+    elif cmd == "mem":
+        print(sum(status_kb(p, "VmHWM") for p in args), sum(status_kb(p, "VmRSS") for p in args))
+    elif cmd == "check":
+        import http.client
+        port, paths, bad = int(args[0]), args[1:], []
+        for path in paths:
+            try:
+                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+                conn.request("GET", path)
+                resp = conn.getresponse()
+                body = resp.read()
+                if resp.status != 200:
+                    bad.append(f"{path}: {resp.status}")
+                elif path == "/image.jpg" and len(body) != 102400:
+                    bad.append(f"{path}: {len(body)} bytes")
+                conn.close()
+            except OSError as e:
+                bad.append(f"{path}: {e}")
+        if bad:
+            print("; ".join(bad))
+            return 1
+    elif cmd == "template":
+        src, dst, tags = args[0], args[1], set(args[2].split(","))
+        values = dict(a.split("=", 1) for a in args[3:])
+        render_template(src, dst, tags, values)
+    elif cmd in ("record", "na"):
+        p = argparse.ArgumentParser(prog=f"bench.py {cmd}")
+        for name in ("out", "scenario", "server", "load", "url", "rep", "tool", "stdout",
+                     "time", "cpu0", "cpu1", "app0", "app1", "hwm", "na", "stat0", "stat1",
+                     "pids", "app-pid"):
+            p.add_argument("--" + name)
+        o = p.parse_args(args)
+        if o.pids:  # the "after" readings, first thing
+            pids = o.pids.split(",")
+            o.cpu1 = str(cpu_ticks(pids))
+            o.app1 = str(cpu_ticks([o.app_pid])) if o.app_pid else None
+            o.stat1 = cpu_lines()
+            o.hwm = str(sum(status_kb(p, "VmHWM") for p in pids))
+        row = {"scenario": o.scenario, "server": o.server, "load": o.load, "url": o.url,
+               "rep": int(o.rep or 0), "ts": time.time()}
+        if cmd == "na":
+            row["na"] = o.na
+        else:
+            with open(o.stdout, errors="replace") as f:
+                text = f.read()
+            row.update(parse_wrk(text) if o.tool == "wrk" else parse_ab(text))
+            n = row["requests"]
+            ticks = int(o.cpu1) - int(o.cpu0)
+            row["server_cpu_s"] = ticks / CLK_TCK
+            row["cpu_us_per_req"] = ticks / CLK_TCK * 1e6 / n if n else None
+            if o.app0 and o.app1 and o.server != "app":
+                app_ticks = int(o.app1) - int(o.app0)
+                row["app_cpu_us_per_req"] = app_ticks / CLK_TCK * 1e6 / n if n else None
+            t = read_time_file(o.time)
+            if t:
+                user, system, wall = t
+                row["client_cpu_pct"] = (user + system) / wall * 100 if wall else None
+                row["client_bound"] = bool(wall and (user + system) / wall >= 0.9)
+                row["wall_s"] = wall
+            row["hwm_kb"] = int(o.hwm) if o.hwm else None
+            # Other processes on the benchmark's CPUs (the machine is not ours alone):
+            # CPU 1 busy minus server and app, CPU 0 busy minus the load tool.
+            if o.stat0 and o.stat1:
+                b0, t0, b1, t1 = (int(x) for x in o.stat0.split(","))
+                b0e, t0e, b1e, t1e = (int(x) for x in o.stat1.split(","))
+                ours1 = ticks + ((int(o.app1) - int(o.app0)) if o.app0 and o.server != "app" else 0)
+                if t1e > t1:
+                    row["noise_cpu1_pct"] = max(0.0, (b1e - b1 - ours1) / (t1e - t1) * 100)
+                if t0e > t0 and t:
+                    client_ticks = (t[0] + t[1]) * CLK_TCK
+                    row["noise_cpu0_pct"] = max(0.0, (b0e - b0 - client_ticks) / (t0e - t0) * 100)
+            if n == 0 and not row.get("abort"):
+                row["abort"] = "no request completed"
+        with open(o.out, "a") as f:
+            f.write(json.dumps(row) + "\n")
+        if cmd == "record":
+            print(f"{row['rps']:>10,.0f} req/s  p99 {fmt_ms(row['p99_ms']):>6} ms  "
+                  f"server {fmt(row['cpu_us_per_req'], 1):>6} µs/req  "
+                  f"client {fmt(row.get('client_cpu_pct'))}%  "
+                  f"others cpu0/1 {fmt(row.get('noise_cpu0_pct'))}/{fmt(row.get('noise_cpu1_pct'))}%  "
+                  f"errors {row['non2xx3xx'] + row['socket_errors']}"
+                  + (f"  [{row['abort']}]" if row.get("abort") else ""))
+    elif cmd == "callgrind-total":
+        print(sum(callgrind_total(a) for a in args))
+    elif cmd == "strace-summary":
+        print(json.dumps(strace_summary(args[0])))
+    elif cmd == "cost-row":
+        # cost-row OUT SERVER URL N INSTR_LOADED INSTR_IDLE STRACE_FILE STRACE_N [instr_na] [strace_na]
+        out, server, url = args[0], args[1], args[2]
+        n, loaded, idle, sfile, sn = args[3], args[4], args[5], args[6], args[7]
+        instr_na = args[8] if len(args) > 8 else ""
+        strace_na = args[9] if len(args) > 9 else ""
+        row = {"server": server, "url": url}
+        if loaded and idle and not instr_na:
+            row["instr_per_req"] = (int(loaded) - int(idle)) / int(n)
+            row["instr_loaded"], row["instr_idle"] = int(loaded), int(idle)
+        else:
+            row["instr_na"] = instr_na or "no callgrind output"
+        if sfile and os.path.exists(sfile) and not strace_na:
+            s = strace_summary(sfile)
+            requests = int(sn)
+            row["syscalls_per_req"] = s["total"] / requests
+            top = sorted(s["calls"].items(), key=lambda kv: -kv[1])[:6]
+            row["top_syscalls"] = ", ".join(f"{k} {v / requests:.2f}" for k, v in top
+                                            if v / requests >= 0.01)
+        else:
+            row["syscalls_na"] = strace_na or "no strace output"
+        with open(out, "a") as f:
+            f.write(json.dumps(row) + "\n")
+        print(json.dumps(row))
+    elif cmd == "mem-row":
+        out, server, held, failed, before, after = args[:6]
+        row = {"server": server, "held": int(held), "failed": int(failed),
+               "rss_before_kb": int(before), "rss_after_kb": int(after)}
+        row["kib_per_conn"] = (int(after) - int(before)) / int(held) if int(held) else 0.0
+        with open(out, "a") as f:
+            f.write(json.dumps(row) + "\n")
+        print(json.dumps(row))
+    elif cmd == "mem-na":
+        with open(args[0], "a") as f:
+            f.write(json.dumps({"server": args[1], "na": args[2]}) + "\n")
+    elif cmd == "conns":
+        port, count, path = int(args[0]), int(args[1]), args[2]
+        sources = args[3].split(",") if len(args) > 3 else ["127.0.0.1"]
+        signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+        hold_connections(port, count, path, sources)
+    elif cmd == "render":
+        p = argparse.ArgumentParser(prog="bench.py render")
+        p.add_argument("--dir", required=True)
+        p.add_argument("--out", required=True)
+        p.add_argument("--title", default="portico benchmark")
+        o = p.parse_args(args)
+        sys.stdout.write(render(o.dir, o.out, o.title))
+    else:
+        print(__doc__)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

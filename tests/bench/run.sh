@@ -1,0 +1,591 @@
+#!/usr/bin/env bash
+# portico vs nginx vs h2o vs HAProxy, one worker each, on this machine.
+#
+#   tests/bench/run.sh                     full run (~35 min): throughput, cost, memory
+#   tests/bench/run.sh --quick             3 s runs, 1 repeat, smaller counts (~8 min)
+#   tests/bench/run.sh --server portico --scenario static --load wrk100 [--url /image.jpg]
+#   tests/bench/run.sh --parts cost --server nginx,portico
+#   tests/bench/run.sh --render results/raw/STAMP    re-render a run's tables
+#
+# Options (lists are comma-separated):
+#   --server LIST     app, portico, nginx, h2o, haproxy         (default: all)
+#   --scenario LIST   app, proxy, static, proxy-noka            (default: all)
+#   --load LIST       wrk100, wrk1000, ab                       (default: all)
+#   --url LIST        only these URLs (each scenario keeps its own when empty)
+#   --parts LIST      throughput, cost, memory                  (default: all;
+#                     with --scenario/--load/--url only throughput unless given)
+#   --repeat N        repeats per cell, medians reported        (default 3)
+#   --duration S      wrk seconds                               (default 10)
+#   --quick           --duration 3 --repeat 1, ab/callgrind/strace counts / 4
+#   --out FILE        the markdown report (default results/latest.md for a full
+#                     run, results/partial.md for anything filtered or --quick)
+#   --no-install      do not apt-get anything
+#   --no-build        use build/portico as it is (or PORTICO_BIN)
+#
+# Environment: PORTICO_BIN (default build/portico), BENCH_PORT (18080),
+# BENCH_APP_PORT (3000).
+#
+# The servers and the Node app are pinned to CPU 1, the load tools to CPU 0.
+# Every process started here is stopped by its pid on exit.
+set -uo pipefail
+{ # the whole script is parsed before it runs: editing it during a run is safe
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+PY="python3 $HERE/lib/bench.py"
+PORT=${BENCH_PORT:-18080}
+APP_PORT=${BENCH_APP_PORT:-3000}
+WWW="$ROOT/www"
+PORTICO=${PORTICO_BIN:-$ROOT/build/portico}
+SERVER_CPU=1
+CLIENT_CPU=0
+
+REPEAT=3
+DURATION=10
+AB_N=20000           # ab -c 100, a new connection per request
+CG_N=2000            # requests measured under callgrind (ab -k -c 10)
+CG_WARM=200          # warm-up requests per URL under callgrind (idle run too)
+ST_N=10000           # requests measured under strace (ab -k -c 10)
+MEM_CONNS=10000      # idle keep-alive connections of the memory test
+QUICK=0
+F_SERVERS="" F_SCENARIOS="" F_LOADS="" F_URLS="" PARTS="" OUT="" INSTALL=1 BUILD=1 RENDER_ONLY=""
+
+die() { echo "run.sh: $*" >&2; exit 2; }
+ARGS_TEXT="$*"
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --server|--servers) F_SERVERS=$2; shift ;;
+    --scenario|--scenarios) F_SCENARIOS=$2; shift ;;
+    --load|--loads) F_LOADS=$2; shift ;;
+    --url|--urls) F_URLS=$2; shift ;;
+    --parts|--part) PARTS=$2; shift ;;
+    --repeat) REPEAT=$2; shift ;;
+    --duration) DURATION=$2; shift ;;
+    --quick) QUICK=1 ;;
+    --out) OUT=$2; shift ;;
+    --no-install) INSTALL=0 ;;
+    --no-build) BUILD=0 ;;
+    --render) RENDER_ONLY=$2; shift ;;
+    -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
+    *) die "unknown option $1 (see --help)" ;;
+  esac
+  shift
+done
+if [ "$QUICK" = 1 ]; then
+  DURATION=3 REPEAT=1 AB_N=5000 CG_N=500 CG_WARM=100 ST_N=2500
+fi
+FILTERED=0
+[ -n "$F_SERVERS$F_SCENARIOS$F_LOADS$F_URLS" ] && FILTERED=1
+if [ -z "$PARTS" ]; then
+  if [ -n "$F_SCENARIOS$F_LOADS$F_URLS" ]; then PARTS=throughput; else PARTS=throughput,cost,memory; fi
+fi
+if [ -z "$OUT" ]; then
+  if [ "$FILTERED" = 0 ] && [ "$QUICK" = 0 ] && [ "$PARTS" = throughput,cost,memory ]; then
+    OUT="$HERE/results/latest.md"
+  else
+    OUT="$HERE/results/partial.md"
+  fi
+fi
+mkdir -p "$HERE/results"
+
+if [ -n "$RENDER_ONLY" ]; then
+  $PY render --dir "$RENDER_ONLY" --out "$OUT" --title "portico benchmark"
+  exit 0
+fi
+
+in_list() { # in_list ITEM "a,b,c" (an empty list holds everything)
+  [ -z "$2" ] && return 0
+  case ",$2," in *",$1,"*) return 0 ;; esac
+  return 1
+}
+want_part() { in_list "$1" "$PARTS"; }
+
+# --- the matrix ----------------------------------------------------------------
+SCENARIOS="app proxy static proxy-noka"
+servers_of() {
+  case "$1" in
+    app) echo app ;;
+    proxy|proxy-noka) echo portico nginx h2o haproxy ;;
+    static) echo portico nginx h2o ;;
+  esac
+}
+urls_of() {
+  case "$1" in
+    app|proxy) echo /hello / /image.jpg ;;
+    static) echo /index.html /image.jpg ;;   # its / is the proxy scenario's /: add it with --url /
+    proxy-noka) echo /hello ;;
+  esac
+}
+# The URLs a scenario's config can serve (--url picks among them).
+possible_urls_of() {
+  case "$1" in
+    app|proxy|proxy-noka) echo /hello / /image.jpg /api/time ;;
+    static) echo /index.html /image.jpg / /hello ;;
+  esac
+}
+cell_urls() {
+  local u
+  if [ -z "$F_URLS" ]; then urls_of "$1"; return; fi
+  for u in $(possible_urls_of "$1"); do in_list "$u" "$F_URLS" && echo "$u"; done
+}
+tags_of() {
+  case "$1" in
+    proxy) echo proxy,keepalive ;;
+    static) echo static,keepalive ;;
+    proxy-noka) echo proxy,nokeepalive ;;
+  esac
+}
+LOADS="wrk100 wrk1000 ab"
+
+# --- processes -------------------------------------------------------------------
+STARTED=()           # every pid this script started in the background
+RUN=$(mktemp -d /tmp/portico-bench.XXXXXX)
+POLICY_CREATED=0
+
+alive() { [ -n "${1:-}" ] && kill -0 "$1" 2>/dev/null; }
+
+# stop_tree PID [SIGNAL] [SECONDS]: signal the process, wait for it and its
+# descendants (found before the signal), then SIGKILL whatever is left.
+stop_tree() {
+  local pid=$1 sig=${2:-TERM} wait_s=${3:-10} tree p i
+  alive "$pid" || return 0
+  tree=$($PY tree "$pid")
+  kill -"$sig" "$pid" 2>/dev/null
+  for ((i = 0; i < wait_s * 10; i++)); do
+    local any=0
+    for p in $tree; do alive "$p" && [ "$(awk '{print $3}' /proc/$p/stat 2>/dev/null)" != Z ] && any=1; done
+    [ $any = 0 ] && break
+    sleep 0.1
+  done
+  for p in $tree; do alive "$p" && kill -KILL "$p" 2>/dev/null; done
+  wait "$pid" 2>/dev/null
+  forget "$pid"
+  return 0
+}
+
+# forget PID: no longer ours to stop (it has exited), so a recycled pid is safe.
+forget() {
+  local i
+  for i in "${!STARTED[@]}"; do [ "${STARTED[$i]}" = "$1" ] && unset 'STARTED[i]'; done
+}
+
+cleanup() {
+  local i
+  trap - EXIT INT TERM
+  local pids=("${STARTED[@]}")
+  for ((i = ${#pids[@]} - 1; i >= 0; i--)); do stop_tree "${pids[$i]}" TERM 5; done
+  if [ "$POLICY_CREATED" = 1 ]; then rm -f /usr/sbin/policy-rc.d; fi
+  rm -rf "$RUN"
+}
+trap cleanup EXIT
+trap 'echo "interrupted" >&2; exit 130' INT TERM
+
+# --- install and build ---------------------------------------------------------------
+as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
+install_missing() {
+  local need=() pair cmd pkg
+  for pair in nginx:nginx h2o:h2o haproxy:haproxy wrk:wrk ab:apache2-utils valgrind:valgrind \
+              callgrind_annotate:valgrind strace:strace taskset:util-linux node:nodejs python3:python3; do
+    cmd=${pair%%:*} pkg=${pair#*:}
+    command -v "$cmd" >/dev/null 2>&1 || need+=("$pkg")
+  done
+  [ -x /usr/bin/time ] || need+=(time)
+  [ ${#need[@]} -eq 0 ] && return 0
+  mapfile -t need < <(printf '%s\n' "${need[@]}" | sort -u)
+  echo "installing: ${need[*]}" >&2
+  # Packaged servers must not start on their default ports while installing.
+  if [ ! -e /usr/sbin/policy-rc.d ]; then
+    printf '#!/bin/sh\nexit 101\n' | as_root tee /usr/sbin/policy-rc.d >/dev/null &&
+      as_root chmod +x /usr/sbin/policy-rc.d && POLICY_CREATED=1
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  as_root apt-get update -qq >/dev/null 2>&1
+  for pkg in "${need[@]}"; do  # one by one: a missing one does not stop the others
+    as_root apt-get install -y -qq --no-install-recommends "$pkg" >/dev/null 2>&1 ||
+      echo "could not install $pkg" >&2
+  done
+  if [ "$POLICY_CREATED" = 1 ]; then as_root rm -f /usr/sbin/policy-rc.d; POLICY_CREATED=0; fi
+}
+[ "$INSTALL" = 1 ] && install_missing
+for tool in wrk ab node taskset /usr/bin/time; do
+  command -v "$tool" >/dev/null 2>&1 || die "$tool is missing (run without --no-install)"
+done
+
+if [ "$BUILD" = 1 ] && [ -z "${PORTICO_BIN:-}" ]; then
+  echo "building portico..." >&2
+  if ! TARGET=portico "$ROOT/deploy/build.sh" build >"$RUN/build.log" 2>&1; then
+    tail -20 "$RUN/build.log" >&2
+    if [ -x "$PORTICO" ]; then echo "build failed: using the existing $PORTICO" >&2
+    else echo "build failed and no $PORTICO: portico cells will be n/a" >&2; fi
+  fi
+fi
+
+# Descriptors: wrk -c1000, 10k idle connections, servers inheriting it.
+ulimit -n "$(ulimit -Hn)" 2>/dev/null
+NOFILE=$(ulimit -n)
+
+STAMP=$(date -u +%Y%m%d-%H%M%S)
+RAW="$HERE/results/raw/$STAMP"
+mkdir -p "$RAW/logs"
+CELLS="$RAW/cells.jsonl" COSTS="$RAW/cost.jsonl" MEMS="$RAW/memory.jsonl"
+T0=$(date +%s)
+
+for port in "$PORT" "$APP_PORT"; do
+  if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+    die "127.0.0.1:$port is already in use (set BENCH_PORT / BENCH_APP_PORT)"
+  fi
+done
+
+version_of() {
+  case "$1" in
+    portico) [ -x "$PORTICO" ] && "$PORTICO" --version 2>&1 | head -1 ;;
+    nginx) nginx -v 2>&1 | sed 's/^nginx version: //' ;;
+    h2o) h2o --version 2>/dev/null | head -1 ;;
+    haproxy) haproxy -v 2>/dev/null | head -1 | awk '{print "HAProxy " $3}' ;;
+    node) echo "node $(node --version)" ;;
+    wrk) wrk -v 2>&1 | head -1 | awk '{print $1, $2}' ;;
+    ab) ab -V 2>&1 | head -1 | sed 's/, Version \(.*\) <.*/ \1/;s/This is //' ;;
+    valgrind) valgrind --version 2>/dev/null ;;
+    strace) strace -V 2>/dev/null | head -1 | awk '{print "strace " $4}' ;;
+  esac
+}
+
+write_machine() {
+  local versions="" t
+  for t in portico nginx h2o haproxy node wrk ab valgrind strace; do
+    local v; v=$(version_of "$t" 2>/dev/null); [ -n "$v" ] && versions+="${versions:+, }$v"
+  done
+  local elapsed=$(( $(date +%s) - T0 ))
+  MACHINE_NPROC=$(nproc) MACHINE_CPU="$(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //')" \
+  MACHINE_MEM="$(awk '/MemTotal/ {printf "%.0f GiB RAM", $2/1048576}' /proc/meminfo)" \
+  MACHINE_KERNEL="$(uname -r)" MACHINE_OS="$(. /etc/os-release; echo "$PRETTY_NAME")" \
+  MACHINE_DATE="$(date -u '+%Y-%m-%d %H:%M UTC')" MACHINE_VERSIONS="$versions" \
+  MACHINE_CMD="tests/bench/run.sh $ARGS_TEXT" \
+  MACHINE_SETTINGS="wrk -t1 ${DURATION}s, ab -n $AB_N, repeats $REPEAT, callgrind $CG_N req, strace $ST_N req, $MEM_CONNS idle conns, ulimit -n $NOFILE" \
+  MACHINE_ELAPSED="$((elapsed / 60)) min $((elapsed % 60)) s" \
+  python3 - "$RAW/machine.json" <<'EOF'
+import json, os, sys
+keys = ["nproc", "cpu", "mem", "kernel", "os", "date", "versions", "command", "settings", "elapsed"]
+env = {"command": "MACHINE_CMD"}
+json.dump({k: os.environ.get(env.get(k, "MACHINE_" + k.upper()), "") for k in keys},
+          open(sys.argv[1], "w"), indent=1)
+EOF
+}
+
+# --- the demo app --------------------------------------------------------------------
+APP_PID=""
+start_app() {
+  PORT=$APP_PORT taskset -c $SERVER_CPU node "$ROOT/deploy/demo-app/server.js" >"$RAW/logs/app.log" 2>&1 &
+  APP_PID=$!
+  STARTED+=("$APP_PID")
+  local i
+  for ((i = 0; i < 100; i++)); do
+    $PY check "$APP_PORT" /hello >/dev/null 2>&1 && return 0
+    alive "$APP_PID" || break
+    sleep 0.1
+  done
+  cat "$RAW/logs/app.log" >&2
+  die "the demo app did not start"
+}
+
+# --- servers ---------------------------------------------------------------------------
+SRV_PID="" SRV_NA="" SRV_PORT="" START_TAG=""
+# start_server SERVER SCENARIO [valgrind-out-dir]: sets SRV_PID and SRV_PORT, or
+# SRV_NA (the reason) and returns 1.
+start_server() {
+  local server=$1 scenario=$2 cgdir=${3:-} conf log wrap=() urls tags
+  SRV_PID="" SRV_NA="" SRV_PORT=$PORT
+  tags=$(tags_of "$scenario")
+  log="$RAW/logs/$server-$scenario${cgdir:+-callgrind}.log"   # appended to at every start
+  echo "=== $(date -u '+%H:%M:%S') start ${cgdir:+under callgrind }($START_TAG)" >>"$log"
+  if [ "$server" = app ]; then
+    SRV_PID=$APP_PID SRV_PORT=$APP_PORT
+    return 0
+  fi
+  if [ -n "$cgdir" ]; then
+    wrap=(valgrind --tool=callgrind --trace-children=yes --callgrind-out-file="$cgdir/callgrind.out.%p")
+  fi
+  local values=(PORT="$PORT" APP_PORT="$APP_PORT" WWW="$WWW" RUN="$RUN")
+  case "$server" in
+    portico)
+      [ -x "$PORTICO" ] || { SRV_NA="no portico binary"; return 1; }
+      conf="$RUN/portico-$scenario.toml"
+      $PY template "$HERE/conf/portico-$scenario.toml" "$conf" "$tags" "${values[@]}"
+      "$PORTICO" -t -c "$conf" >"$RUN/t.log" 2>&1 || { SRV_NA="config rejected: $(head -1 "$RUN/t.log")"; return 1; }
+      taskset -c $SERVER_CPU "${wrap[@]}" "$PORTICO" -c "$conf" >>"$log" 2>&1 &
+      ;;
+    nginx)
+      command -v nginx >/dev/null || { SRV_NA="nginx not installed"; return 1; }
+      conf="$RUN/nginx-$scenario.conf"
+      mkdir -p "$RUN"/nginx-{body,proxy,fastcgi,uwsgi,scgi}
+      $PY template "$HERE/conf/nginx.conf" "$conf" "$tags" "${values[@]}"
+      nginx -t -q -p "$RUN/" -c "$conf" -g 'daemon off;' >"$RUN/t.log" 2>&1 ||
+        { SRV_NA="config rejected: $(grep -m1 emerg "$RUN/t.log")"; return 1; }
+      rm -f "$RUN/nginx.pid"
+      taskset -c $SERVER_CPU "${wrap[@]}" nginx -p "$RUN/" -c "$conf" -g 'daemon off;' >>"$log" 2>&1 &
+      ;;
+    h2o)
+      command -v h2o >/dev/null || { SRV_NA="h2o not installed"; return 1; }
+      conf="$RUN/h2o-$scenario.conf"
+      $PY template "$HERE/conf/h2o.conf" "$conf" "$tags" "${values[@]}"
+      h2o -t -c "$conf" >"$RUN/t.log" 2>&1 || { SRV_NA="config rejected: $(tail -1 "$RUN/t.log")"; return 1; }
+      taskset -c $SERVER_CPU "${wrap[@]}" h2o -c "$conf" >>"$log" 2>&1 &
+      ;;
+    haproxy)
+      command -v haproxy >/dev/null || { SRV_NA="haproxy not installed"; return 1; }
+      [ "$scenario" = static ] && { SRV_NA="serves no files"; return 1; }
+      conf="$RUN/haproxy-$scenario.cfg"
+      $PY template "$HERE/conf/haproxy.cfg" "$conf" "$tags" "${values[@]}"
+      haproxy -c -q -f "$conf" >"$RUN/t.log" 2>&1 || { SRV_NA="config rejected: $(grep -m1 ALERT "$RUN/t.log")"; return 1; }
+      taskset -c $SERVER_CPU "${wrap[@]}" haproxy -f "$conf" -db >>"$log" 2>&1 &
+      ;;
+    *) SRV_NA="unknown server"; return 1 ;;
+  esac
+  SRV_PID=$!
+  STARTED+=("$SRV_PID")
+  urls=$(urls_of "$scenario")
+  local i tries=100
+  [ -n "$cgdir" ] && tries=600
+  for ((i = 0; i < tries; i++)); do
+    # shellcheck disable=SC2086
+    if $PY check "$PORT" $urls >"$RUN/check" 2>&1; then
+      # Let the other processes (workers, helpers) finish starting.
+      sleep 0.3
+      # Portico and nginx use SO_REUSEPORT: another server left on the port
+      # would silently take part of the connections.
+      if ! $PY foreign-listeners "$PORT" "$SRV_PID" >"$RUN/foreign" 2>&1; then
+        SRV_NA="another process listens on port $PORT: $(head -1 "$RUN/foreign")"
+        stop_tree "$SRV_PID" TERM 10
+        SRV_PID=""
+        return 1
+      fi
+      return 0
+    fi
+    alive "$SRV_PID" || break
+    sleep 0.1
+  done
+  if alive "$SRV_PID"; then
+    SRV_NA="not answering as expected: $(tr '\n' ' ' <"$RUN/check" | cut -c1-150)"
+  else
+    SRV_NA="exited: $(grep -v -e NOTICE -e '^$' -e '^===' "$log" | tail -1 | cut -c1-150)"
+  fi
+  stop_tree "$SRV_PID" KILL 2
+  SRV_PID=""
+  return 1
+}
+
+stop_server() {
+  [ -n "$SRV_PID" ] && [ "$SRV_PID" != "$APP_PID" ] && stop_tree "$SRV_PID" TERM "${1:-15}"
+  SRV_PID=""
+}
+
+# --- one measured run --------------------------------------------------------------------
+# run_cell SCENARIO SERVER LOAD URL REP
+run_cell() {
+  local scenario=$1 server=$2 load=$3 url=$4 rep=$5 cmd tool pids c0 a0 s0
+  local base="$RAW/logs/$scenario-$server-$load-${url//\//_}-$rep"
+  local target="http://127.0.0.1:$SRV_PORT$url"
+  case "$load" in
+    wrk100) tool=wrk cmd=(wrk -t1 -c100 -d"${DURATION}s" --timeout 5s --latency "$target") ;;
+    wrk1000) tool=wrk cmd=(wrk -t1 -c1000 -d"${DURATION}s" --timeout 5s --latency "$target") ;;
+    ab) tool=ab cmd=(ab -r -s 10 -n "$AB_N" -c 100 "$target") ;;
+  esac
+  read -r pids c0 a0 s0 < <($PY before "$SRV_PID" "$APP_PID")
+  /usr/bin/time -f '%U %S %e' -o "$base.time" \
+    timeout -k 5 $((DURATION + 90)) taskset -c $CLIENT_CPU "${cmd[@]}" >"$base.out" 2>"$base.err"
+  printf '  %-10s %-8s %-7s %-11s #%s ' "$scenario" "$server" "$load" "$url" "$rep"
+  $PY record --out "$CELLS" --scenario "$scenario" --server "$server" --load "$load" --url "$url" \
+    --rep "$rep" --tool "$tool" --stdout "$base.out" --time "$base.time" \
+    --pids "$pids" --app-pid "$APP_PID" --cpu0 "$c0" --app0 "$a0" --stat0 "$s0"
+  sleep 0.5   # let the last connections close
+}
+
+record_na() { # record_na SCENARIO SERVER REASON
+  local load url
+  for load in $LOADS; do
+    in_list "$load" "$F_LOADS" || continue
+    for url in $(cell_urls "$1"); do
+      $PY na --out "$CELLS" --scenario "$1" --server "$2" --load "$load" --url "$url" --rep 0 --na "$3"
+    done
+  done
+  echo "  $1 $2: n/a ($3)"
+}
+
+throughput() {
+  local rep scenario server url load
+  declare -A na_done=()
+  for ((rep = 1; rep <= REPEAT; rep++)); do
+    START_TAG="repeat $rep"
+    for scenario in $SCENARIOS; do
+      in_list "$scenario" "$F_SCENARIOS" || continue
+      for server in $(servers_of "$scenario"); do
+        in_list "$server" "$F_SERVERS" || continue
+        if ! start_server "$server" "$scenario"; then
+          [ -z "${na_done[$scenario-$server]:-}" ] && record_na "$scenario" "$server" "$SRV_NA"
+          na_done[$scenario-$server]=1
+          continue
+        fi
+        for url in $(cell_urls "$scenario"); do
+          # Warm-up: file caches, upstream pools, the app's JIT.
+          taskset -c $CLIENT_CPU ab -k -r -s 10 -n 1000 -c 50 "http://127.0.0.1:$SRV_PORT$url" >/dev/null 2>&1
+          for load in $LOADS; do
+            in_list "$load" "$F_LOADS" || continue
+            run_cell "$scenario" "$server" "$load" "$url" "$rep"
+          done
+        done
+        stop_server
+      done
+    done
+  done
+}
+
+# --- deterministic cost: callgrind and strace ---------------------------------------------
+COST_URLS="/index.html /image.jpg /hello"
+
+# callgrind_run SERVER DIR [URL]: the static config under callgrind; warm-up on
+# every cost URL, then (with URL) ab -k -n CG_N on it; sets CG_TOTAL to the Ir
+# sum of all the server's processes (returns 1 and leaves it empty on failure).
+CG_TOTAL=""
+callgrind_run() {
+  local server=$1 dir=$2 url=${3:-} u
+  CG_TOTAL=""
+  mkdir -p "$dir"
+  start_server "$server" static "$dir" || { echo "callgrind: $SRV_NA" >&2; return 1; }
+  for u in $COST_URLS; do
+    timeout 300 taskset -c $CLIENT_CPU ab -k -r -s 60 -n "$CG_WARM" -c 10 "http://127.0.0.1:$PORT$u" >/dev/null 2>&1
+  done
+  if [ -n "$url" ]; then
+    timeout 900 taskset -c $CLIENT_CPU ab -k -r -s 60 -n "$CG_N" -c 10 "http://127.0.0.1:$PORT$url" \
+      >"$dir/ab.out" 2>&1
+    grep -q "^Complete requests: *$CG_N" "$dir/ab.out" || { echo "callgrind: ab did not complete" >&2; stop_server 120; return 1; }
+    grep -q "^Failed requests: *0" "$dir/ab.out" || echo "callgrind: $(grep '^Failed' "$dir/ab.out")" >&2
+  fi
+  stop_server 120
+  compgen -G "$dir/callgrind.out.*" >/dev/null || { echo "callgrind: no output" >&2; return 1; }
+  CG_TOTAL=$($PY callgrind-total "$dir"/callgrind.out.*)
+  [ -n "$CG_TOTAL" ]
+}
+
+# strace_run SERVER URL FILE: syscalls of all the server's processes and threads
+# during ab -k -n ST_N (server already started with the static config).
+strace_run() {
+  local server=$1 url=$2 file=$3 pids p args=() spid i
+  pids=$($PY tree "$SRV_PID")
+  for p in $pids; do
+    # h2o's crash-handler helper (perl) is not part of serving.
+    grep -q annotate-backtrace "/proc/$p/cmdline" 2>/dev/null && continue
+    args+=(-p "$p")
+  done
+  strace -f -c -o "$file" "${args[@]}" 2>"$file.err" &
+  spid=$!
+  STARTED+=("$spid")
+  sleep 1
+  timeout 300 taskset -c $CLIENT_CPU ab -k -r -s 30 -n "$ST_N" -c 10 "http://127.0.0.1:$PORT$url" >"$file.ab" 2>&1
+  kill -INT "$spid" 2>/dev/null
+  for ((i = 0; i < 100; i++)); do alive "$spid" || break; sleep 0.1; done
+  stop_tree "$spid" KILL 1
+  forget "$spid"
+  grep -q "^Complete requests: *$ST_N" "$file.ab"
+}
+
+cost() {
+  local server url idle loaded dir sfile ina
+  command -v valgrind >/dev/null || echo "valgrind missing: no instruction counts" >&2
+  command -v strace >/dev/null || echo "strace missing: no system call counts" >&2
+  for server in portico nginx h2o; do
+    in_list "$server" "$F_SERVERS" || continue
+    echo "  cost: $server"
+    START_TAG="cost"
+    idle="" ina=""
+    if command -v valgrind >/dev/null; then
+      callgrind_run "$server" "$RUN/cg-$server-idle" 2>>"$RAW/logs/cost.log" &&
+        idle=$CG_TOTAL || ina="idle run failed, see logs/cost.log"
+    else
+      ina="valgrind missing"
+    fi
+    declare -A loaded_of=() ina_of=()
+    for url in $COST_URLS; do
+      loaded="" 
+      if [ -z "$ina" ]; then
+        dir="$RUN/cg-$server-${url//\//_}"
+        callgrind_run "$server" "$dir" "$url" 2>>"$RAW/logs/cost.log" &&
+          loaded=$CG_TOTAL || ina_of[$url]="run failed, see logs/cost.log"
+        for f in "$dir"/callgrind.out.*; do
+          [ -e "$f" ] && cp "$f" "$RAW/logs/callgrind-$server-${url//\//_}.${f##*.}"
+        done
+      fi
+      loaded_of[$url]=$loaded
+    done
+    # strace: the server as it normally runs.
+    declare -A sfile_of=() sna_of=()
+    if command -v strace >/dev/null && start_server "$server" static; then
+      for url in $COST_URLS; do
+        taskset -c $CLIENT_CPU ab -k -r -s 10 -n 2000 -c 10 "http://127.0.0.1:$PORT$url" >/dev/null 2>&1
+        sfile="$RAW/logs/strace-$server-${url//\//_}.txt"
+        strace_run "$server" "$url" "$sfile" || sna_of[$url]="ab did not complete under strace"
+        sfile_of[$url]=$sfile
+      done
+      stop_server
+    else
+      for url in $COST_URLS; do sna_of[$url]=${SRV_NA:-strace missing}; done
+    fi
+    for url in $COST_URLS; do
+      $PY cost-row "$COSTS" "$server" "$url" "$CG_N" "${loaded_of[$url]}" "$idle" \
+        "${sfile_of[$url]:-}" "$ST_N" "${ina:-${ina_of[$url]:-}}" "${sna_of[$url]:-}" | sed 's/^/    /'
+    done
+    unset loaded_of ina_of sfile_of sna_of
+  done
+}
+
+# --- memory per idle connection --------------------------------------------------------------
+memory() {
+  local server before after held failed line cpid
+  START_TAG="memory"
+  for server in portico nginx h2o; do
+    in_list "$server" "$F_SERVERS" || continue
+    if ! start_server "$server" static; then
+      $PY mem-na "$MEMS" "$server" "$SRV_NA"; continue
+    fi
+    taskset -c $CLIENT_CPU ab -k -r -n 2000 -c 10 "http://127.0.0.1:$PORT/index.html" >/dev/null 2>&1
+    sleep 1
+    # shellcheck disable=SC2046
+    read -r _ before < <($PY mem $($PY tree "$SRV_PID"))
+    coproc CONNS { exec taskset -c $CLIENT_CPU python3 "$HERE/lib/bench.py" conns "$PORT" "$MEM_CONNS" /index.html \
+                     127.0.0.1,127.0.0.2,127.0.0.3,127.0.0.4 2>"$RAW/logs/conns-$server.err"; }
+    cpid=$CONNS_PID
+    STARTED+=("$cpid")
+    line=""
+    read -r -t 120 -u "${CONNS[0]}" line
+    sleep 1
+    # shellcheck disable=SC2046
+    read -r _ after < <($PY mem $($PY tree "$SRV_PID"))
+    read -r _ held failed <<<"${line:-ready 0 $MEM_CONNS}"
+    { printf 'done\n' 1>&"${CONNS[1]}"; } 2>/dev/null
+    for ((i = 0; i < 100; i++)); do alive "$cpid" || break; sleep 0.1; done
+    stop_tree "$cpid" TERM 2
+    forget "$cpid"
+    printf '  memory %-8s ' "$server"
+    if [ "${held:-0}" -gt 0 ]; then
+      $PY mem-row "$MEMS" "$server" "$held" "$failed" "$before" "$after"
+    else
+      $PY mem-na "$MEMS" "$server" "no connection held ($(head -1 "$RAW/logs/conns-$server.err"))"
+      echo "no connection held"
+    fi
+    stop_server
+  done
+}
+
+# --- run ------------------------------------------------------------------------------------------
+echo "raw results and logs: $RAW"
+start_app
+if want_part throughput; then echo "throughput (repeats $REPEAT, wrk ${DURATION}s, ab -n $AB_N):"; throughput; fi
+if want_part cost; then echo "cost (callgrind $CG_N requests, strace $ST_N requests):"; cost; fi
+if want_part memory; then echo "memory ($MEM_CONNS idle connections):"; memory; fi
+write_machine
+title="portico benchmark"
+[ "$OUT" != "$HERE/results/latest.md" ] && title="portico benchmark (partial: $ARGS_TEXT)"
+echo
+$PY render --dir "$RAW" --out "$OUT" --title "$title"
+echo "report: $OUT"
+exit 0
+}
