@@ -2,6 +2,10 @@
 // body, and writing it out (see connection.hpp for the I/O design).
 #include <spdlog/spdlog.h>
 
+#include <arpa/inet.h>
+
+#include <ctime>
+
 #include "http/connection.hpp"
 #include "http/status.hpp"
 
@@ -141,17 +145,42 @@ void ClientConnection::set_upstream_timing(uint64_t upstream_ns, uint64_t connec
     r_->upstream_server = server;
 }
 
-// The last response byte is out: the timeline ends here.
+// The last response byte is out: the timeline ends here, and the same
+// numbers go to the counters and the access log.
 void ClientConnection::record_request() {
-    if (r_->location < 0) return;
-    metrics::RequestRecord record;
-    record.status = r_->response_status;
-    record.response_bytes = bytes_sent_ - r_->response_start_bytes;
-    record.sendfile_bytes = r_->output.file_bytes_sent() - r_->response_start_file_bytes;
-    record.duration_ns = uv_hrtime() - r_->start_ns;
-    record.proxied = r_->proxied;
-    record.upstream_ns = r_->upstream_ns;
-    server_.counters.request_finished(static_cast<size_t>(r_->location), record);
+    uint64_t duration_ns = uv_hrtime() - r_->start_ns;
+    uint64_t response_bytes = bytes_sent_ - r_->response_start_bytes;
+    if (r_->location >= 0) {
+        metrics::RequestRecord record;
+        record.status = r_->response_status;
+        record.response_bytes = response_bytes;
+        record.sendfile_bytes = r_->output.file_bytes_sent() - r_->response_start_file_bytes;
+        record.duration_ns = duration_ns;
+        record.proxied = r_->proxied;
+        record.upstream_ns = r_->upstream_ns;
+        server_.counters.request_finished(static_cast<size_t>(r_->location), record);
+    }
+    if (!server_.access_log.enabled()) return;
+    const Request& request = r_->parser.request();
+    char ip[INET6_ADDRSTRLEN];
+    metrics::AccessRecord entry;
+    entry.client_ip = format_ip(peer_, ip, sizeof ip);
+    entry.time = time(nullptr) - static_cast<time_t>(duration_ns / 1'000'000'000);
+    entry.method = request.method_name;
+    entry.target = request.target;
+    entry.version_minor = request.version_minor;
+    entry.status = r_->response_status;
+    entry.body_bytes = response_bytes - r_->head.bytes().size();
+    entry.referer = request.header("referer");
+    entry.user_agent = request.header("user-agent");
+    entry.location = r_->location >= 0 ? std::string_view(location().name) : std::string_view("-");
+    entry.worker = server_.worker_index;
+    entry.request_ns = duration_ns;
+    entry.proxied = r_->proxied;
+    entry.upstream_ns = r_->upstream_ns;
+    entry.connect_ns = r_->connect_ns;
+    entry.upstream_server = r_->upstream_server;
+    server_.access_log.log(entry);
 }
 
 void ClientConnection::respond_text(int status, std::string_view body) {

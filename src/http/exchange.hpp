@@ -3,8 +3,7 @@
 // keep-alive, HEAD, timeouts and back-pressure the same way.
 #pragma once
 
-#include <netinet/in.h>
-#include <sys/socket.h>
+#include <sys/types.h>
 #include <sys/types.h>
 
 #include <cstdint>
@@ -12,17 +11,10 @@
 #include <string_view>
 
 #include "config/config.hpp"
+#include "http/peer_address.hpp"
 #include "http/request.hpp"
 
 namespace portico::http {
-
-// A client's address: IPv4 or IPv6, in 28 bytes rather than a 128-byte
-// sockaddr_storage, since every open connection keeps one.
-union PeerAddress {
-    sockaddr any;
-    sockaddr_in v4;
-    sockaddr_in6 v6;
-};
 
 // How a streamed response body is delimited.
 enum class BodyFraming {

@@ -11,6 +11,7 @@
 #include "config/config.hpp"
 #include "core/buffer_pool.hpp"
 #include "core/http_date.hpp"
+#include "metrics/access_log.hpp"
 #include "metrics/worker_counters.hpp"
 #include "http/exchange.hpp"
 #include "http/request_state.hpp"
@@ -30,6 +31,7 @@ struct ServerContext {
     uv_loop_t* loop;
     const config::Config& config;
     metrics::WorkerCounters counters;  // this worker's slot of the shared counters
+    metrics::AccessLog access_log;
     unsigned worker_index;
     router::Router router;
     core::DateCache date;

@@ -31,27 +31,6 @@ bool named_in_connection(std::string_view name, std::string_view connection) {
     return named;
 }
 
-// IPv4 by hand: glibc's inet_ntop goes through sprintf, a few thousand
-// instructions on every proxied request.
-std::string_view client_ip(const http::PeerAddress& client, char* buffer, size_t size) {
-    if (client.any.sa_family == AF_INET) {
-        const auto* bytes = reinterpret_cast<const unsigned char*>(&client.v4.sin_addr);
-        char* out = buffer;
-        for (int i = 0; i < 4; ++i) {
-            unsigned value = bytes[i];
-            if (value >= 100) *out++ = static_cast<char>('0' + value / 100);
-            if (value >= 10) *out++ = static_cast<char>('0' + value / 10 % 10);
-            *out++ = static_cast<char>('0' + value % 10);
-            if (i < 3) *out++ = '.';
-        }
-        return {buffer, static_cast<size_t>(out - buffer)};
-    }
-    const void* address = &client.v6.sin6_addr;
-    if (inet_ntop(AF_INET6, address, buffer, static_cast<socklen_t>(size)) == nullptr)
-        return "unknown";
-    return buffer;
-}
-
 }  // namespace
 
 bool is_websocket_request(const http::Request& request, const config::LocationConfig& location) {
@@ -89,7 +68,7 @@ void write_upstream_request_head(http::ResponseHead& head, const http::Request& 
         head.header(name, field.value);
     }
     char ip_buffer[INET6_ADDRSTRLEN];
-    std::string_view ip = client_ip(client, ip_buffer, sizeof ip_buffer);
+    std::string_view ip = http::format_ip(client, ip_buffer, sizeof ip_buffer);
     head.append("X-Forwarded-For: ");
     // Several X-Forwarded-For lines are one list (RFC 9110 5.3), in order.
     if (has_forwarded_for)

@@ -149,6 +149,7 @@ void Worker::on_signal(uv_signal_t* handle, int signum) {
     auto* worker = static_cast<Worker*>(handle->data);
     if (signum == SIGUSR1) {
         core::open_error_log(worker->config_.log, "worker " + std::to_string(worker->slot_));
+        worker->server_->access_log.reopen();
         return;
     }
     worker->start_drain();

@@ -7,7 +7,9 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <algorithm>
 #include <fstream>
+#include <thread>
 
 #include "harness.hpp"
 #include "upstream_server.hpp"
@@ -200,4 +202,45 @@ TEST_CASE("/metrics passes promtool check metrics", "[metrics][promtool]") {
     std::string report((std::istreambuf_iterator<char>(out)), std::istreambuf_iterator<char>());
     INFO(report);
     CHECK(status == 0);
+}
+
+TEST_CASE("the access log carries the timings, and SIGUSR1 reopens a moved file", "[metrics][access-log]") {
+    Site site;
+    std::string config = site.config();
+    config.replace(config.find("[metrics]"), 0,
+                   "[log]\naccess = \"" + site.dir.path() + "/access.log\"\n\n");
+    Portico portico(config);
+    send_requests(portico.port(), 2);
+    std::string log_path = site.dir.path() + "/access.log";
+    auto read_log = [](const std::string& path) {
+        std::ifstream in(path);
+        return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    };
+    // Written by each worker's own thread, flushed at least once a second.
+    REQUIRE(UpstreamServer::wait_until([&] {
+        std::string text = read_log(log_path);
+        return std::count(text.begin(), text.end(), '\n') >= 6;
+    }, 5s));
+    std::string text = read_log(log_path);
+    std::string proxied = text.substr(text.find("\"GET /api?i=0 HTTP/1.1\" 200"));
+    proxied = proxied.substr(0, proxied.find('\n'));
+    INFO(proxied);
+    CHECK(proxied.find(" rt=0.") != std::string::npos);
+    CHECK(proxied.find(" urt=0.") != std::string::npos);
+    CHECK(proxied.find(" loc=\"app\"") != std::string::npos);
+    std::string file_line = text.substr(text.find("\"GET /file.txt HTTP/1.1\" 200 20000"));
+    file_line = file_line.substr(0, file_line.find('\n'));
+    INFO(file_line);
+    CHECK(file_line.find(" urt=- uct=-") != std::string::npos);
+    CHECK(file_line.find(" loc=\"static\"") != std::string::npos);
+
+    // logrotate: move the file away, signal, and new lines go to a new file.
+    REQUIRE(std::rename(log_path.c_str(), (log_path + ".1").c_str()) == 0);
+    portico.signal(SIGUSR1);
+    REQUIRE(portico.wait_for_log("log files reopened"));
+    std::this_thread::sleep_for(200ms);  // the workers get the signal from the master
+    send_requests(portico.port(), 1);
+    CHECK(UpstreamServer::wait_until([&] {
+        return read_log(log_path).find("GET /api?i=0") != std::string::npos;
+    }, 5s));
 }

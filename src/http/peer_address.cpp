@@ -1,0 +1,26 @@
+#include "http/peer_address.hpp"
+
+#include <arpa/inet.h>
+
+namespace portico::http {
+
+std::string_view format_ip(const PeerAddress& address, char* buffer, size_t size) {
+    if (address.any.sa_family == AF_INET) {
+        const auto* bytes = reinterpret_cast<const unsigned char*>(&address.v4.sin_addr);
+        char* out = buffer;
+        for (int i = 0; i < 4; ++i) {
+            unsigned value = bytes[i];
+            if (value >= 100) *out++ = static_cast<char>('0' + value / 100);
+            if (value >= 10) *out++ = static_cast<char>('0' + value / 10 % 10);
+            *out++ = static_cast<char>('0' + value % 10);
+            if (i < 3) *out++ = '.';
+        }
+        return {buffer, static_cast<size_t>(out - buffer)};
+    }
+    if (address.any.sa_family == AF_INET6 &&
+        inet_ntop(AF_INET6, &address.v6.sin6_addr, buffer, static_cast<socklen_t>(size)) != nullptr)
+        return buffer;
+    return "-";
+}
+
+}  // namespace portico::http
