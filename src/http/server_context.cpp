@@ -22,7 +22,8 @@ std::vector<std::unique_ptr<Handler>> handlers_for(const config::LocationConfig&
                                                                         server.mime));
     if (location.upstream)
         handlers.push_back(std::make_unique<proxy::ProxyHandler>(
-            *server.upstreams[*location.upstream], server.buffers, server.loop));
+            *server.upstreams[*location.upstream], server.buffers, server.upstream_buffers,
+            server.loop));
     return handlers;
 }
 

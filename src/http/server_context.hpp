@@ -36,6 +36,9 @@ struct ServerContext {
     router::Router router;
     core::DateCache date;
     core::BufferPool buffers;
+    // What the proxy reads from upstreams: 64 KiB, so a large response takes
+    // few read/writev pairs (nginx's proxy_buffers are 8 x 8 KiB).
+    core::BufferPool upstream_buffers{64 * 1024};
     RequestStatePool request_states;
     staticfiles::MimeTypes mime;
     staticfiles::FileCache file_cache;

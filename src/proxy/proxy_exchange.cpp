@@ -38,15 +38,17 @@ struct ProxyExchange::Guard {
 };
 
 ProxyExchange::ProxyExchange(http::Exchange& exchange, Upstream& upstream,
-                             core::BufferPool& buffers, uv_loop_t* loop)
+                             core::BufferPool& buffers, core::BufferPool& response_buffers,
+                             uv_loop_t* loop)
     : exchange_(&exchange),
       upstream_(upstream),
       buffers_(buffers),
+      response_buffers_(response_buffers),
       loop_(loop),
       parser_(exchange.request().is_head(), *this) {}
 
 ProxyExchange::~ProxyExchange() {
-    buffers_.release(input_);
+    response_buffers_.release(input_);
     buffers_.release(head_block_);
 }
 
@@ -217,9 +219,9 @@ void ProxyExchange::on_upstream_event(UpstreamConnection&, int status, int event
 }
 
 void ProxyExchange::read_upstream() {
-    if (input_ == nullptr) input_ = buffers_.acquire();
+    if (input_ == nullptr) input_ = response_buffers_.acquire();
     ssize_t received = ::read(connection_->fd(), input_ + input_filled_,
-                              buffers_.block_size() - input_filled_);
+                              response_buffers_.block_size() - input_filled_);
     if (received < 0) {
         if (errno != EAGAIN && errno != EINTR) fail(metrics::UpstreamError::reset, std::strerror(errno));
         return;
@@ -255,7 +257,7 @@ void ProxyExchange::parse_response() {
         if (!exchange_ || phase_ != Phase::exchanging) return;
         switch (outcome.step) {
         case ResponseParser::Step::need_more_data:
-            if (!head_forwarded_ && input_filled_ == buffers_.block_size()) {
+            if (!head_forwarded_ && input_filled_ == response_buffers_.block_size()) {
                 fail(metrics::UpstreamError::bad_response, "response head larger than the buffer");
                 return;
             }
@@ -482,7 +484,7 @@ void ProxyExchange::update_watch() {
     if (connection_ == nullptr || phase_ == Phase::done || phase_ == Phase::connecting) return;
     int events = 0;
     if (!to_upstream_.empty()) events |= UV_WRITABLE;
-    if (!waiting_for_client_ && input_filled_ < buffers_.block_size()) events |= UV_READABLE;
+    if (!waiting_for_client_ && input_filled_ < response_buffers_.block_size()) events |= UV_READABLE;
     connection_->watch(this, events);
 }
 

@@ -22,8 +22,10 @@ class ProxyExchange final : public http::ExchangeListener,
                             private UpstreamConnection::Owner,
                             private ResponseParser::BodySink {
 public:
+    // `buffers` hold the request head; `response_buffers`, larger, what is
+    // read from the upstream.
     ProxyExchange(http::Exchange& exchange, Upstream& upstream, core::BufferPool& buffers,
-                  uv_loop_t* loop);
+                  core::BufferPool& response_buffers, uv_loop_t* loop);
     // Starts the exchange; it ends (and frees itself) on its own.
     void start();
 
@@ -63,6 +65,7 @@ private:
     http::Exchange* exchange_;  // nullptr once the client is gone
     Upstream& upstream_;
     core::BufferPool& buffers_;
+    core::BufferPool& response_buffers_;
     uv_loop_t* loop_;
     Phase phase_ = Phase::connecting;
     int depth_ = 0;

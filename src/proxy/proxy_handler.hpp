@@ -12,14 +12,16 @@ namespace portico::proxy {
 
 class ProxyHandler final : public http::Handler {
 public:
-    ProxyHandler(Upstream& upstream, core::BufferPool& buffers, uv_loop_t* loop)
-        : upstream_(upstream), buffers_(buffers), loop_(loop) {}
+    ProxyHandler(Upstream& upstream, core::BufferPool& buffers, core::BufferPool& response_buffers,
+                 uv_loop_t* loop)
+        : upstream_(upstream), buffers_(buffers), response_buffers_(response_buffers), loop_(loop) {}
     bool serve(http::Exchange& exchange) override;
     bool streams_request_body() const override { return true; }
 
 private:
     Upstream& upstream_;
     core::BufferPool& buffers_;
+    core::BufferPool& response_buffers_;
     uv_loop_t* loop_;
 };
 
