@@ -14,6 +14,21 @@ inline bool equals_ignore_case(std::string_view a, std::string_view b) {
     return a.size() == b.size() && equals_ignore_case_same_size(a.data(), b.data(), a.size());
 }
 
+// llhttp may hand a span over in several calls (one per read). The buffer is
+// never moved while a head is parsed, so the pieces are adjacent: this joins
+// them. A piece that is not adjacent continues a folded line (obs-fold),
+// which RFC 9112 5.2 lets us refuse and llhttp's strict mode lets through:
+// false then.
+inline bool extend_span(std::string_view& view, const char* at, size_t length) {
+    if (view.data() == nullptr) {
+        view = {at, length};
+        return true;
+    }
+    if (view.data() + view.size() != at) return false;
+    view = {view.data(), view.size() + length};
+    return true;
+}
+
 // Without leading and trailing spaces and tabs (OWS).
 std::string_view trim_ows(std::string_view text);
 

@@ -4,20 +4,6 @@ namespace portico::http {
 
 namespace {
 
-// llhttp may hand a span over in several calls (one per read). The buffer is
-// never moved while a head is parsed, so the pieces are adjacent, and a piece
-// that is not continues a folded line (obs-fold), which RFC 9112 5.2 lets a
-// server refuse and llhttp's strict mode lets through.
-bool extend(std::string_view& view, const char* at, size_t length) {
-    if (view.data() == nullptr) {
-        view = {at, length};
-        return true;
-    }
-    if (view.data() + view.size() != at) return false;
-    view = {view.data(), view.size() + length};
-    return true;
-}
-
 // Every coding in a Transfer-Encoding value must be one we can decode; only
 // chunked is (RFC 9112 6.1: otherwise 501). Its position is llhttp's check.
 bool only_chunked_codings(std::string_view value) {
@@ -101,13 +87,13 @@ int RequestParser::on_message_begin(llhttp_t* parser) {
 
 int RequestParser::on_method(llhttp_t* parser, const char* at, size_t length) {
     RequestParser& self = from(parser);
-    extend(self.request_.method_name, at, length);
+    extend_span(self.request_.method_name, at, length);
     return HPE_OK;
 }
 
 int RequestParser::on_url(llhttp_t* parser, const char* at, size_t length) {
     RequestParser& self = from(parser);
-    extend(self.request_.target, at, length);
+    extend_span(self.request_.target, at, length);
     return HPE_OK;
 }
 
@@ -118,13 +104,13 @@ int RequestParser::on_url_complete(llhttp_t* parser) {
 
 int RequestParser::on_header_field(llhttp_t* parser, const char* at, size_t length) {
     RequestParser& self = from(parser);
-    if (!extend(self.current_.name, at, length)) return self.fail(400, "malformed header name");
+    if (!extend_span(self.current_.name, at, length)) return self.fail(400, "malformed header name");
     return HPE_OK;
 }
 
 int RequestParser::on_header_value(llhttp_t* parser, const char* at, size_t length) {
     RequestParser& self = from(parser);
-    if (!extend(self.current_.value, at, length))
+    if (!extend_span(self.current_.value, at, length))
         return self.fail(400, "obsolete line folding in a header value");
     return HPE_OK;
 }

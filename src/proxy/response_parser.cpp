@@ -8,17 +8,6 @@ namespace portico::proxy {
 
 namespace {
 
-// Pieces of one span arrive adjacent in the buffer (see RequestParser).
-bool extend(std::string_view& view, const char* at, size_t length) {
-    if (view.data() == nullptr) {
-        view = {at, length};
-        return true;
-    }
-    if (view.data() + view.size() != at) return false;
-    view = {view.data(), view.size() + length};
-    return true;
-}
-
 // Keep-Alive: timeout=5, max=1000 (RFC 2068 19.7.1.1, what Node sends).
 uint64_t keep_alive_timeout(std::string_view value) {
     uint64_t seconds = 0;
@@ -88,12 +77,12 @@ void ResponseParser::next_message() {
 int ResponseParser::on_status(llhttp_t*, const char*, size_t) { return HPE_OK; }
 
 int ResponseParser::on_header_field(llhttp_t* parser, const char* at, size_t length) {
-    return extend(from(parser).current_.name, at, length) ? HPE_OK : HPE_USER;
+    return http::extend_span(from(parser).current_.name, at, length) ? HPE_OK : HPE_USER;
 }
 
 int ResponseParser::on_header_value(llhttp_t* parser, const char* at, size_t length) {
     // A folded line (obs-fold) is malformed for us: 502 (RFC 9112 5.2).
-    return extend(from(parser).current_.value, at, length) ? HPE_OK : HPE_USER;
+    return http::extend_span(from(parser).current_.value, at, length) ? HPE_OK : HPE_USER;
 }
 
 int ResponseParser::on_header_value_complete(llhttp_t* parser) {
