@@ -75,6 +75,18 @@ double sample(const std::string& text, const std::string& series) {
     return std::strtod(text.c_str() + at + series.size() + 2, nullptr);
 }
 
+// A worker records a request just after its last byte is written, so a
+// client can read the response a moment before the count moves: scrape
+// until `series` reads `expected` (2 s at most), then return the text.
+std::string scrape_when(uint16_t port, const std::string& series, double expected) {
+    std::string text;
+    UpstreamServer::wait_until([&] {
+        text = scrape(port);
+        return sample(text, series) == expected;
+    }, 2s);
+    return text;
+}
+
 void send_requests(uint16_t port, int count) {
     for (int i = 0; i < count; ++i) {
         auto file = fetch(port, "/file.txt");
@@ -99,7 +111,9 @@ TEST_CASE("counters add up requests across two workers, per location and status"
     REQUIRE(portico.wait_for_log("worker 1 started"));
     const int n = 30;
     send_requests(portico.port(), n);
-    std::string text = scrape(metrics_port(portico));
+    // The proxied request is the last of each round: when it is in, all are.
+    std::string text = scrape_when(metrics_port(portico),
+                                   "portico_requests_total{location=\"app\",code=\"200\"}", n);
 
     CHECK(sample(text, "portico_requests_total{location=\"static\",code=\"200\"}") == n);
     CHECK(sample(text, "portico_requests_total{" + fixed_label + ",code=\"201\"}") == n);
@@ -135,7 +149,8 @@ TEST_CASE("POST /stats/reset zeroes the counters", "[metrics]") {
     Portico portico(site.config());
     send_requests(portico.port(), 5);
     uint16_t port = metrics_port(portico);
-    REQUIRE(sample(scrape(port), "portico_requests_total{location=\"app\",code=\"200\"}") == 5);
+    const std::string app = "portico_requests_total{location=\"app\",code=\"200\"}";
+    REQUIRE(sample(scrape_when(port, app, 5), app) == 5);
     Client client(port);
     client.send("POST /stats/reset HTTP/1.1\r\nHost: m\r\n\r\n");
     auto response = client.read_response();
@@ -143,11 +158,11 @@ TEST_CASE("POST /stats/reset zeroes the counters", "[metrics]") {
     CHECK(response->status == 204);
     std::string text = scrape(port);
     // Counters of a reset slot read as zero (and zero request codes are left out).
-    double app = sample(text, "portico_requests_total{location=\"app\",code=\"200\"}");
-    CHECK((app == -1 || app == 0));
+    double after_reset = sample(text, app);
+    CHECK((after_reset == -1 || after_reset == 0));
     CHECK(sample(text, "portico_request_duration_seconds_count{location=\"app\"}") == 0);
     send_requests(portico.port(), 2);
-    CHECK(sample(scrape(port), "portico_requests_total{location=\"app\",code=\"200\"}") == 2);
+    CHECK(sample(scrape_when(port, app, 2), app) == 2);
 }
 
 TEST_CASE("totals survive a worker crash and a reload", "[metrics]") {
@@ -156,11 +171,9 @@ TEST_CASE("totals survive a worker crash and a reload", "[metrics]") {
     REQUIRE(portico.wait_for_log("worker 1 started"));
     send_requests(portico.port(), 10);
     uint16_t port = metrics_port(portico);
-    // A worker records a request just after its last byte is written: let
-    // the last one land before the kill.
-    REQUIRE(UpstreamServer::wait_until([&] {
-        return sample(scrape(port), "portico_requests_total{location=\"app\",code=\"200\"}") == 10;
-    }, 2s));
+    const std::string app = "portico_requests_total{location=\"app\",code=\"200\"}";
+    // Let the last request land in the counters before the kill.
+    REQUIRE(sample(scrape_when(port, app, 10), app) == 10);
     ::kill(portico.worker_pids().front(), SIGKILL);
     REQUIRE(portico.wait_for_log("started worker", 3));
     std::string text = scrape(port);
@@ -170,9 +183,9 @@ TEST_CASE("totals survive a worker crash and a reload", "[metrics]") {
     portico.signal(SIGHUP);
     REQUIRE(portico.wait_for_log("reloaded"));
     send_requests(portico.port(), 3);
-    text = scrape(port);
+    text = scrape_when(port, app, 13);
     CHECK(sample(text, "portico_config_reloads_total{result=\"ok\"}") == 1);
-    CHECK(sample(text, "portico_requests_total{location=\"app\",code=\"200\"}") == 13);
+    CHECK(sample(text, app) == 13);
 }
 
 TEST_CASE("/healthz answers 200 while workers accept, and unknown paths 404", "[metrics]") {
