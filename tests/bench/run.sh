@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # portico vs nginx vs h2o vs HAProxy, one worker each, on this machine.
 #
-#   tests/bench/run.sh                     full run (~35 min): throughput, cost, memory
-#   tests/bench/run.sh --quick             3 s runs, 1 repeat, smaller counts (~8 min)
+#   tests/bench/run.sh                     full run (~38 min quiet): throughput, cost, memory
+#   tests/bench/run.sh --quick             3 s runs, 1 repeat, smaller counts (~9 min)
 #   tests/bench/run.sh --server portico --scenario static --load wrk100 [--url /image.jpg]
 #   tests/bench/run.sh --parts cost --server nginx,portico
 #   tests/bench/run.sh --render results/raw/STAMP    re-render a run's tables
@@ -220,6 +220,14 @@ if [ "$BUILD" = 1 ] && [ -z "${PORTICO_BIN:-}" ]; then
   fi
 fi
 
+# Run a private copy: a rebuild of build/ during the run must not mix binaries.
+PORTICO_INFO="none"
+if [ -x "$PORTICO" ]; then
+  PORTICO_INFO="$PORTICO, built $(date -u -r "$PORTICO" '+%Y-%m-%d %H:%M:%S UTC'), sha256 $(sha256sum "$PORTICO" | cut -c1-12)"
+  [ -d "$ROOT/.git" ] && PORTICO_INFO+=", repo HEAD at the run $(git -C "$ROOT" log -1 --format=%h 2>/dev/null)$(git -C "$ROOT" diff --quiet -- src 2>/dev/null || echo ' + uncommitted src changes')"
+  cp "$PORTICO" "$RUN/portico" && PORTICO="$RUN/portico"
+fi
+
 # Descriptors: wrk -c1000, 10k idle connections, servers inheriting it.
 ulimit -n "$(ulimit -Hn)" 2>/dev/null
 NOFILE=$(ulimit -n)
@@ -260,12 +268,13 @@ write_machine() {
   MACHINE_MEM="$(awk '/MemTotal/ {printf "%.0f GiB RAM", $2/1048576}' /proc/meminfo)" \
   MACHINE_KERNEL="$(uname -r)" MACHINE_OS="$(. /etc/os-release; echo "$PRETTY_NAME")" \
   MACHINE_DATE="$(date -u '+%Y-%m-%d %H:%M UTC')" MACHINE_VERSIONS="$versions" \
-  MACHINE_CMD="tests/bench/run.sh $ARGS_TEXT" \
+  MACHINE_CMD="tests/bench/run.sh $ARGS_TEXT" MACHINE_PORTICO="$PORTICO_INFO" \
   MACHINE_SETTINGS="wrk -t1 ${DURATION}s, ab -n $AB_N, repeats $REPEAT, callgrind $CG_N req, strace $ST_N req, $MEM_CONNS idle conns, ulimit -n $NOFILE" \
   MACHINE_ELAPSED="$((elapsed / 60)) min $((elapsed % 60)) s" \
   python3 - "$RAW/machine.json" <<'EOF'
 import json, os, sys
-keys = ["nproc", "cpu", "mem", "kernel", "os", "date", "versions", "command", "settings", "elapsed"]
+keys = ["nproc", "cpu", "mem", "kernel", "os", "date", "versions", "command", "settings", "elapsed",
+        "portico"]
 env = {"command": "MACHINE_CMD"}
 json.dump({k: os.environ.get(env.get(k, "MACHINE_" + k.upper()), "") for k in keys},
           open(sys.argv[1], "w"), indent=1)
@@ -440,18 +449,25 @@ throughput() {
 }
 
 # --- deterministic cost: callgrind and strace ---------------------------------------------
-COST_URLS="/index.html /image.jpg /hello"
+# Cases: CONFIG:URL. The static config answers /index.html and /image.jpg from
+# disk and proxies /hello; the proxy config proxies /image.jpg (100 KiB from the app).
+COST_CASES="static:/index.html static:/image.jpg static:/hello proxy:/image.jpg"
+cost_urls_of() { # the URLs measured on one config (also its warm-up set)
+  local c
+  for c in $COST_CASES; do [ "${c%%:*}" = "$1" ] && echo "${c#*:}"; done
+}
 
-# callgrind_run SERVER DIR [URL]: the static config under callgrind; warm-up on
-# every cost URL, then (with URL) ab -k -n CG_N on it; sets CG_TOTAL to the Ir
-# sum of all the server's processes (returns 1 and leaves it empty on failure).
+# callgrind_run SERVER SCENARIO DIR [URL]: the scenario's config under callgrind;
+# warm-up on each of its cost URLs, then (with URL) ab -k -n CG_N on it; sets
+# CG_TOTAL to the Ir sum of all the server's processes (returns 1 and leaves it
+# empty on failure).
 CG_TOTAL=""
 callgrind_run() {
-  local server=$1 dir=$2 url=${3:-} u
+  local server=$1 scenario=$2 dir=$3 url=${4:-} u
   CG_TOTAL=""
   mkdir -p "$dir"
-  start_server "$server" static "$dir" || { echo "callgrind: $SRV_NA" >&2; return 1; }
-  for u in $COST_URLS; do
+  start_server "$server" "$scenario" "$dir" || { echo "callgrind: $SRV_NA" >&2; return 1; }
+  for u in $(cost_urls_of "$scenario"); do
     timeout 300 taskset -c $CLIENT_CPU ab -k -r -s 60 -n "$CG_WARM" -c 10 "http://127.0.0.1:$PORT$u" >/dev/null 2>&1
   done
   if [ -n "$url" ]; then
@@ -466,10 +482,10 @@ callgrind_run() {
   [ -n "$CG_TOTAL" ]
 }
 
-# strace_run SERVER URL FILE: syscalls of all the server's processes and threads
-# during ab -k -n ST_N (server already started with the static config).
+# strace_run URL FILE: syscalls of all the server's processes and threads
+# during ab -k -n ST_N (server already started).
 strace_run() {
-  local server=$1 url=$2 file=$3 pids p args=() spid i
+  local url=$1 file=$2 pids p args=() spid i
   pids=$($PY tree "$SRV_PID")
   for p in $pids; do
     # h2o's crash-handler helper (perl) is not part of serving.
@@ -489,51 +505,54 @@ strace_run() {
 }
 
 cost() {
-  local server url idle loaded dir sfile ina
+  local server scenario url case key dir tag
   command -v valgrind >/dev/null || echo "valgrind missing: no instruction counts" >&2
   command -v strace >/dev/null || echo "strace missing: no system call counts" >&2
   for server in portico nginx h2o; do
     in_list "$server" "$F_SERVERS" || continue
     echo "  cost: $server"
     START_TAG="cost"
-    idle="" ina=""
-    if command -v valgrind >/dev/null; then
-      callgrind_run "$server" "$RUN/cg-$server-idle" 2>>"$RAW/logs/cost.log" &&
-        idle=$CG_TOTAL || ina="idle run failed, see logs/cost.log"
-    else
-      ina="valgrind missing"
-    fi
-    declare -A loaded_of=() ina_of=()
-    for url in $COST_URLS; do
-      loaded="" 
-      if [ -z "$ina" ]; then
-        dir="$RUN/cg-$server-${url//\//_}"
-        callgrind_run "$server" "$dir" "$url" 2>>"$RAW/logs/cost.log" &&
-          loaded=$CG_TOTAL || ina_of[$url]="run failed, see logs/cost.log"
-        for f in "$dir"/callgrind.out.*; do
-          [ -e "$f" ] && cp "$f" "$RAW/logs/callgrind-$server-${url//\//_}.${f##*.}"
+    declare -A idle_of=() loaded_of=() ina_of=() sfile_of=() sna_of=()
+    for scenario in static proxy; do
+      # callgrind: an idle run (warm-up only), then one run per URL.
+      if ! command -v valgrind >/dev/null; then
+        for url in $(cost_urls_of "$scenario"); do ina_of[$scenario:$url]="valgrind missing"; done
+      elif ! callgrind_run "$server" "$scenario" "$RUN/cg-$server-$scenario-idle" 2>>"$RAW/logs/cost.log"; then
+        for url in $(cost_urls_of "$scenario"); do ina_of[$scenario:$url]="idle run failed, see logs/cost.log"; done
+      else
+        idle_of[$scenario]=$CG_TOTAL
+        for url in $(cost_urls_of "$scenario"); do
+          tag="$server-$scenario-${url//\//_}"
+          dir="$RUN/cg-$tag"
+          if callgrind_run "$server" "$scenario" "$dir" "$url" 2>>"$RAW/logs/cost.log"; then
+            loaded_of[$scenario:$url]=$CG_TOTAL
+          else
+            ina_of[$scenario:$url]="run failed, see logs/cost.log"
+          fi
+          for f in "$dir"/callgrind.out.*; do
+            [ -e "$f" ] && cp "$f" "$RAW/logs/callgrind-$tag.${f##*.}"
+          done
         done
       fi
-      loaded_of[$url]=$loaded
+      # strace: the server as it normally runs.
+      if command -v strace >/dev/null && start_server "$server" "$scenario"; then
+        for url in $(cost_urls_of "$scenario"); do
+          taskset -c $CLIENT_CPU ab -k -r -s 10 -n 2000 -c 10 "http://127.0.0.1:$PORT$url" >/dev/null 2>&1
+          sfile_of[$scenario:$url]="$RAW/logs/strace-$server-$scenario-${url//\//_}.txt"
+          strace_run "$url" "${sfile_of[$scenario:$url]}" ||
+            sna_of[$scenario:$url]="ab did not complete under strace"
+        done
+        stop_server
+      else
+        for url in $(cost_urls_of "$scenario"); do sna_of[$scenario:$url]=${SRV_NA:-strace missing}; done
+      fi
     done
-    # strace: the server as it normally runs.
-    declare -A sfile_of=() sna_of=()
-    if command -v strace >/dev/null && start_server "$server" static; then
-      for url in $COST_URLS; do
-        taskset -c $CLIENT_CPU ab -k -r -s 10 -n 2000 -c 10 "http://127.0.0.1:$PORT$url" >/dev/null 2>&1
-        sfile="$RAW/logs/strace-$server-${url//\//_}.txt"
-        strace_run "$server" "$url" "$sfile" || sna_of[$url]="ab did not complete under strace"
-        sfile_of[$url]=$sfile
-      done
-      stop_server
-    else
-      for url in $COST_URLS; do sna_of[$url]=${SRV_NA:-strace missing}; done
-    fi
-    for url in $COST_URLS; do
-      $PY cost-row "$COSTS" "$server" "$url" "$CG_N" "${loaded_of[$url]}" "$idle" \
-        "${sfile_of[$url]:-}" "$ST_N" "${ina:-${ina_of[$url]:-}}" "${sna_of[$url]:-}" | sed 's/^/    /'
+    for case in $COST_CASES; do
+      scenario=${case%%:*} url=${case#*:} key=$case
+      $PY cost-row "$COSTS" "$server" "$url" "$CG_N" "${loaded_of[$key]:-}" "${idle_of[$scenario]:-}" \
+        "${sfile_of[$key]:-}" "$ST_N" "${ina_of[$key]:-}" "${sna_of[$key]:-}" "$scenario" | sed 's/^/    /'
     done
-    unset loaded_of ina_of sfile_of sna_of
+    unset idle_of loaded_of ina_of sfile_of sna_of
   done
 }
 

@@ -48,23 +48,9 @@ std::string_view trim(std::string_view text) {
     return text;
 }
 
+// Clients must not depend on the reason phrase (RFC 9112 4): one will do.
 const char* reason(int status) {
-    switch (status) {
-    case 101:
-        return "Switching Protocols";
-    case 200:
-        return "OK";
-    case 204:
-        return "No Content";
-    case 304:
-        return "Not Modified";
-    case 404:
-        return "Not Found";
-    case 500:
-        return "Internal Server Error";
-    default:
-        return "Whatever";
-    }
+    return status == 200 ? "OK" : "Scripted";
 }
 
 std::string hex(size_t value) {

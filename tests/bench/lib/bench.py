@@ -444,6 +444,10 @@ def render(directory, out_path, title):
         L.append(f"- versions: {machine.get('versions')}")
         L.append(f"- run: {machine.get('command')} ({machine.get('settings')}); "
                  f"took {machine.get('elapsed', '?')}")
+        if machine.get("portico"):
+            L.append(f"- portico binary: {machine['portico']}")
+        for note in machine.get("notes", []):
+            L.append(f"- note: {note}")
         L.append("")
     L.append("Each server runs one worker (nginx `worker_processes 1`, h2o `num-threads: 1`, "
              "haproxy `nbthread 1`, portico `workers = 1`) pinned with the Node app to CPU 1; "
@@ -456,6 +460,18 @@ def render(directory, out_path, title):
              f"details table). `§` = other processes on this machine took over {NOISY_PCT} % "
              "of CPU 0 or CPU 1 during the run (median): its req/s is suspect.")
     L.append("")
+
+    measured = [c for c in cells.values() if "na" not in c]
+    if measured:
+        n0 = median([c.get("noise_cpu0_pct") for c in measured])
+        n1 = median([c.get("noise_cpu1_pct") for c in measured])
+        noisy = sum(1 for c in measured if c.get("noisy"))
+        L.append(f"**Machine noise:** other processes (not the server, app or load tool) took a "
+                 f"median {fmt(n0)} % of CPU 0 and {fmt(n1)} % of CPU 1 during the runs; "
+                 f"{noisy} of {len(measured)} cells are marked `§`. "
+                 + ("Read req/s and latency with that in mind; CPU µs/req, instructions and "
+                    "system calls per request are much less affected." if noisy else ""))
+        L.append("")
 
     # Combined results ------------------------------------------------------
     L.append("## Combined results")
@@ -576,23 +592,30 @@ def render(directory, out_path, title):
     if costs:
         L.append("## Deterministic cost per request")
         L.append("")
-        L.append("Instructions: the server run under `valgrind --tool=callgrind "
-                 "--trace-children=yes` (one worker; the worker's and master's Ir summed), "
-                 "`ab -k -c 10` with a warm-up, minus an idle run with the same warm-up, "
-                 "divided by the measured requests. System calls: `strace -f -c` attached to "
-                 "the server's processes during `ab -k -c 10`, divided by the requests.")
+        L.append("Instructions (user space only): the server run under `valgrind "
+                 "--tool=callgrind --trace-children=yes` (one worker; the worker's and master's "
+                 "Ir summed) through `ab -k -c 10` after a warm-up, minus an idle run of the "
+                 "same config with the same warm-up, divided by the measured requests. System "
+                 "calls: `strace -f -c` attached to the server's processes and threads during "
+                 "`ab -k -c 10`, divided by the requests. \"disk\" and `/hello` use the static "
+                 "config; `/image.jpg` (proxied) uses the proxy-only config (100 KiB from the app).")
         L.append("")
         L.append("| URL | server | instructions/req | syscalls/req | main syscalls per request |")
         L.append("|---|---|---|---|---|")
-        order = {"/index.html": 0, "/image.jpg": 1, "/hello": 2}
-        for r in sorted(costs, key=lambda r: (order.get(r["url"], 9), SERVERS.index(r["server"])
+        def case_of(r):
+            disk = r.get("scenario", "static") == "static" and r["url"] != "/hello"
+            return r["url"] + (" (disk)" if disk else " (proxied)")
+        order = {"/index.html (disk)": 0, "/image.jpg (disk)": 1, "/hello (proxied)": 2,
+                 "/image.jpg (proxied)": 3}
+        for r in sorted(costs, key=lambda r: (order.get(case_of(r), 9), SERVERS.index(r["server"])
                                                 if r["server"] in SERVERS else 9)):
             instr = r.get("instr_per_req")
             instr_s = fmt(instr) if instr is not None else f"n/a ({r.get('instr_na', '?')})"
             sc = r.get("syscalls_per_req")
             sc_s = fmt(sc, 2) if sc is not None else f"n/a ({r.get('syscalls_na', '?')})"
             top = r.get("top_syscalls", "")
-            L.append(f"| `{r['url']}` | {r['server']} | {instr_s} | {sc_s} | {top} |")
+            L.append(f"| `{r['url']}` {case_of(r)[len(r['url']) + 1:]} | {r['server']} | "
+                     f"{instr_s} | {sc_s} | {top} |")
         L.append("")
 
     # Memory -----------------------------------------------------------------------
@@ -748,7 +771,8 @@ def main():
         n, loaded, idle, sfile, sn = args[3], args[4], args[5], args[6], args[7]
         instr_na = args[8] if len(args) > 8 else ""
         strace_na = args[9] if len(args) > 9 else ""
-        row = {"server": server, "url": url}
+        scenario = args[10] if len(args) > 10 else "static"
+        row = {"server": server, "url": url, "scenario": scenario}
         if loaded and idle and not instr_na:
             row["instr_per_req"] = (int(loaded) - int(idle)) / int(n)
             row["instr_loaded"], row["instr_idle"] = int(loaded), int(idle)
