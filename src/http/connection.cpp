@@ -34,18 +34,20 @@ void ClientConnection::start(ServerContext& server, int fd, const PeerAddress& p
     ++server.connection_count;
     // The first head must arrive within header_timeout of the accept.
     connection->arm_timer(server.config.server.header_timeout);
+    // The listening socket defers accepts until data arrives
+    // (TCP_DEFER_ACCEPT): read at once. A connection answered and closed
+    // right away then never enters the epoll set.
+    connection->on_readable();
     connection->update_poll();
 }
 
 ClientConnection::ClientConnection(ServerContext& server, int fd, const PeerAddress& peer)
     : server_(server), fd_(fd), peer_(peer) {
-    uv_poll_init(server.loop, &poll_, fd);
+    io_.init(server.poller, fd, this, on_io);
     timer_.init(server.loop, this, on_timer);
-    poll_.data = this;
 }
 
 ClientConnection::~ClientConnection() {
-    ::close(fd_);
     server_.buffers.release(input_);
     release_request_state();
 }
@@ -74,14 +76,15 @@ void ClientConnection::close() {
     if (next) next->prev = prev;
     --server_.connection_count;
     server_.counters.connection_closed();
-    // Memory is freed only once libuv is done with both handles.
-    uv_close(reinterpret_cast<uv_handle_t*>(&poll_), on_handle_closed);
-    uv_close(timer_.handle(), on_handle_closed);
+    io_.forget();
+    ::close(fd_);
+    // Memory is freed once libuv is done with the timer, after this loop
+    // turn's other events (which may still name this connection).
+    uv_close(timer_.handle(), on_timer_closed);
 }
 
-void ClientConnection::on_handle_closed(uv_handle_t* handle) {
+void ClientConnection::on_timer_closed(uv_handle_t* handle) {
     auto* connection = static_cast<ClientConnection*>(handle->data);
-    if (--connection->open_handles_ > 0) return;
     ServerContext& server = connection->server_;
     delete connection;
     if (server.on_connection_closed) server.on_connection_closed();
@@ -93,14 +96,10 @@ void ClientConnection::close_if_idle() {
 
 // ---- events --------------------------------------------------------------
 
-void ClientConnection::on_poll(uv_poll_t* handle, int status, int events) {
-    auto* connection = static_cast<ClientConnection*>(handle->data);
-    if (status < 0) {
-        connection->close();
-        return;
-    }
-    if (events & UV_WRITABLE) connection->on_writable();
-    if ((events & (UV_READABLE | UV_DISCONNECT)) && connection->state_ != State::closed)
+void ClientConnection::on_io(void* self, int events) {
+    auto* connection = static_cast<ClientConnection*>(self);
+    if (events & core::io_writable) connection->on_writable();
+    if ((events & core::io_readable) && connection->state_ != State::closed)
         connection->on_readable();
 }
 
@@ -116,12 +115,13 @@ void ClientConnection::update_poll() {
     bool wants_input = state_ != State::closed && !(r_ && (r_->body_held || r_->body_too_large));
     int events = 0;
     if (wants_input && !peer_closed_ && (input_ == nullptr || input_filled_ < input_capacity()))
-        events |= UV_READABLE;
-    if (output_blocked_) events |= UV_WRITABLE;
-    if (events == poll_events_) return;
-    poll_events_ = events;
-    if (events == 0) uv_poll_stop(&poll_);
-    else uv_poll_start(&poll_, events, on_poll);
+        events |= core::io_readable;
+    if (output_blocked_) events |= core::io_writable;
+    if (!io_.watch(events)) {
+        spdlog::error("epoll_ctl on a client socket: {}; closing the connection (raise "
+                      "fs.epoll.max_user_watches or lower max_connections)", std::strerror(errno));
+        close();
+    }
 }
 
 void ClientConnection::arm_timer(config::Duration timeout) {
@@ -135,6 +135,7 @@ void ClientConnection::on_readable() {
     ssize_t received = ::read(fd_, input_ + input_filled_, input_capacity() - input_filled_);
     if (received < 0) {
         if (errno != EAGAIN && errno != EINTR) close();
+        else if (state_ == State::idle) release_idle_buffer();
         return;
     }
     if (received == 0) {
@@ -375,14 +376,19 @@ void ClientConnection::finish_request() {
     } else {
         state_ = State::idle;
         arm_timer(server_.config.server.keepalive_timeout);
-        // An idle connection keeps no buffer.
-        server_.buffers.release(input_);
-        input_ = nullptr;
+        release_idle_buffer();
     }
     update_poll();
     // Called from a write completing (not from the parse loop): go on with
     // the pipelined requests already read.
     if (!parsing_ && leftover > 0) process_input();
+}
+
+// An idle connection keeps no buffer.
+void ClientConnection::release_idle_buffer() {
+    server_.buffers.release(input_);
+    input_ = nullptr;
+    input_filled_ = input_parsed_ = 0;
 }
 
 void ClientConnection::close_after_output() {

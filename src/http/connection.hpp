@@ -1,21 +1,22 @@
 // One client connection: its socket, the request parser, the output queue,
 // one timer, and the state machine that ties them together.
 //
-// Socket I/O design (settled here for every handler): the socket is owned by
-// a uv_poll_t, and reads, writev(2) and sendfile(2) are our own system calls
+// Socket I/O design (settled here for every handler): the worker's IoPoller
+// tells when the socket is ready (core/io_poller.hpp says why not a uv_poll_t
+// per socket), and reads, writev(2) and sendfile(2) are our own system calls
 // on the non-blocking descriptor. libuv's uv_tcp_t cannot send a file (its
 // uv_fs_sendfile runs on the thread pool and fails with EAGAIN on a
-// non-blocking socket), and a uv_poll_t must not watch a descriptor a
-// uv_tcp_t owns, so one owner it is. It also gives precise back-pressure:
-// we ask for readability only while we have room to read into, and for
-// writability only while the output queue is blocked. Level-triggered epoll
-// underneath means nothing is lost when we stop reading for a while.
+// non-blocking socket). It also gives precise back-pressure: we ask for
+// readability only while we have room to read into, and for writability
+// only while the output queue is blocked. Level-triggered epoll underneath
+// means nothing is lost when we stop reading for a while.
 #pragma once
 
 #include <uv.h>
 
 #include <cstdint>
 
+#include "core/io_poller.hpp"
 #include "core/lazy_timer.hpp"
 #include "http/exchange.hpp"
 #include "http/output_queue.hpp"
@@ -70,9 +71,9 @@ private:
     ClientConnection(ServerContext& server, int fd, const PeerAddress& peer);
     ~ClientConnection();
 
-    static void on_poll(uv_poll_t* handle, int status, int events);
+    static void on_io(void* connection, int events);
     static void on_timer(void* connection);
-    static void on_handle_closed(uv_handle_t* handle);
+    static void on_timer_closed(uv_handle_t* handle);
 
     void on_readable();
     void on_writable();
@@ -100,15 +101,14 @@ private:
     void record_request();
     void begin_request();
     void release_request_state();
+    void release_idle_buffer();
     size_t input_capacity() const { return server_.buffers.block_size(); }
 
     ServerContext& server_;
     int fd_;
     PeerAddress peer_;
-    uv_poll_t poll_;
+    core::IoWatcher io_;
     core::LazyTimer timer_;
-    int open_handles_ = 2;
-    int poll_events_ = 0;
     State state_ = State::idle;
 
     // Input: requests are parsed in place. The current request's head starts

@@ -23,7 +23,7 @@ std::vector<std::unique_ptr<Handler>> handlers_for(const config::LocationConfig&
     if (location.upstream)
         handlers.push_back(std::make_unique<proxy::ProxyHandler>(
             *server.upstreams[*location.upstream], server.buffers, server.upstream_buffers,
-            server.loop));
+            server.poller));
     return handlers;
 }
 
@@ -37,6 +37,7 @@ size_t buffer_size_for(const config::ServerConfig& server) {
 ServerContext::ServerContext(uv_loop_t* loop, const config::Config& config,
                              metrics::WorkerCounters counters, unsigned worker_index)
     : loop(loop),
+      poller(loop),
       config(config),
       counters(std::move(counters)),
       access_log(config.log),

@@ -11,6 +11,7 @@
 #include "config/config.hpp"
 #include "core/buffer_pool.hpp"
 #include "core/http_date.hpp"
+#include "core/io_poller.hpp"
 #include "metrics/access_log.hpp"
 #include "metrics/worker_counters.hpp"
 #include "http/exchange.hpp"
@@ -29,6 +30,7 @@ struct ServerContext {
                   unsigned worker_index);
 
     uv_loop_t* loop;
+    core::IoPoller poller;  // the sockets' readiness (client and upstream)
     const config::Config& config;
     metrics::WorkerCounters counters;  // this worker's slot of the shared counters
     metrics::AccessLog access_log;

@@ -39,12 +39,12 @@ struct ProxyExchange::Guard {
 
 ProxyExchange::ProxyExchange(http::Exchange& exchange, Upstream& upstream,
                              core::BufferPool& buffers, core::BufferPool& response_buffers,
-                             uv_loop_t* loop)
+                             core::IoPoller& poller)
     : exchange_(&exchange),
       upstream_(upstream),
       buffers_(buffers),
       response_buffers_(response_buffers),
-      loop_(loop),
+      poller_(poller),
       parser_(exchange.request().is_head(), *this) {}
 
 ProxyExchange::~ProxyExchange() {
@@ -99,19 +99,27 @@ void ProxyExchange::attempt() {
     connect_started_ns_ = uv_hrtime();
     if (connection_ == nullptr) {
         int error = 0;
-        connection_ = UpstreamConnection::open(loop_, *server_, error);
+        connection_ = UpstreamConnection::open(poller_, *server_, error);
         if (connection_ == nullptr) {
             fail(metrics::UpstreamError::connect, std::strerror(error));
             return;
         }
     }
     ++server_->active_requests;
+    await_connect();
+}
+
+// A pooled connection is ready; a new one's connect may still be on its way.
+void ProxyExchange::await_connect() {
     phase_ = Phase::connecting;
     if (connection_->connected) {
         on_connected();
         return;
     }
-    connection_->watch(this, UV_WRITABLE);
+    if (!connection_->watch(this, core::io_writable)) {
+        fail(metrics::UpstreamError::connect, std::strerror(errno));
+        return;
+    }
     connection_->arm_timer(ms(upstream_.config().connect_timeout));
 }
 
@@ -197,12 +205,11 @@ void ProxyExchange::write_upstream() {
 
 // ---- client-bound bytes --------------------------------------------------
 
-void ProxyExchange::on_upstream_event(UpstreamConnection&, int status, int events) {
+void ProxyExchange::on_upstream_event(UpstreamConnection&, int events) {
     Guard guard(*this);
     if (phase_ == Phase::connecting) {
-        // libuv reports a refused connect as a poll error; SO_ERROR says which.
+        // A refused connect is reported as ready; SO_ERROR says what happened.
         int error = connection_->finish_connect();
-        if (status < 0 && error == 0) error = ECONNREFUSED;
         if (error != 0) {
             fail(metrics::UpstreamError::connect, std::strerror(error));
             return;
@@ -210,12 +217,8 @@ void ProxyExchange::on_upstream_event(UpstreamConnection&, int status, int event
         on_connected();
         return;
     }
-    if (status < 0) {
-        fail(metrics::UpstreamError::reset, "connection error");
-        return;
-    }
-    if (events & UV_WRITABLE) write_upstream();
-    if ((events & UV_READABLE) && phase_ != Phase::done) read_upstream();
+    if (events & core::io_writable) write_upstream();
+    if ((events & core::io_readable) && phase_ != Phase::done) read_upstream();
 }
 
 void ProxyExchange::read_upstream() {
@@ -433,7 +436,7 @@ bool ProxyExchange::retry_on_fresh_connection() {
     release_connection(false);
     int error = 0;
     connect_started_ns_ = uv_hrtime();
-    connection_ = UpstreamConnection::open(loop_, *server_, error);
+    connection_ = UpstreamConnection::open(poller_, *server_, error);
     if (connection_ == nullptr) return false;
     ++server_->active_requests;
     reused_ = false;
@@ -444,13 +447,7 @@ bool ProxyExchange::retry_on_fresh_connection() {
     in_flight_queued_ = false;
     request_sent_ = false;
     input_filled_ = input_parsed_ = 0;
-    phase_ = Phase::connecting;
-    if (connection_->connected) {
-        on_connected();
-    } else {
-        connection_->watch(this, UV_WRITABLE);
-        connection_->arm_timer(ms(upstream_.config().connect_timeout));
-    }
+    await_connect();
     return true;
 }
 
@@ -483,9 +480,9 @@ void ProxyExchange::release_connection(bool reuse) {
 void ProxyExchange::update_watch() {
     if (connection_ == nullptr || phase_ == Phase::done || phase_ == Phase::connecting) return;
     int events = 0;
-    if (!to_upstream_.empty()) events |= UV_WRITABLE;
-    if (!waiting_for_client_ && input_filled_ < response_buffers_.block_size()) events |= UV_READABLE;
-    connection_->watch(this, events);
+    if (!to_upstream_.empty()) events |= core::io_writable;
+    if (!waiting_for_client_ && input_filled_ < response_buffers_.block_size()) events |= core::io_readable;
+    if (!connection_->watch(this, events)) fail(metrics::UpstreamError::reset, std::strerror(errno));
 }
 
 void ProxyExchange::finish() {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/buffer_pool.hpp"
+#include "core/io_poller.hpp"
 #include "http/exchange.hpp"
 #include "http/output_queue.hpp"
 #include "proxy/response_parser.hpp"
@@ -25,7 +26,7 @@ public:
     // `buffers` hold the request head; `response_buffers`, larger, what is
     // read from the upstream.
     ProxyExchange(http::Exchange& exchange, Upstream& upstream, core::BufferPool& buffers,
-                  core::BufferPool& response_buffers, uv_loop_t* loop);
+                  core::BufferPool& response_buffers, core::IoPoller& poller);
     // Starts the exchange; it ends (and frees itself) on its own.
     void start();
 
@@ -41,12 +42,13 @@ private:
     void on_output_drained() override;
     void on_client_gone() override;
     // UpstreamConnection::Owner
-    void on_upstream_event(UpstreamConnection& connection, int status, int events) override;
+    void on_upstream_event(UpstreamConnection& connection, int events) override;
     void on_upstream_timeout(UpstreamConnection& connection) override;
     // ResponseParser::BodySink
     void on_decoded_body(std::string_view piece) override;
 
     void attempt();
+    void await_connect();
     void on_connected();
     void write_upstream();
     void read_upstream();
@@ -66,7 +68,7 @@ private:
     Upstream& upstream_;
     core::BufferPool& buffers_;
     core::BufferPool& response_buffers_;
-    uv_loop_t* loop_;
+    core::IoPoller& poller_;
     Phase phase_ = Phase::connecting;
     int depth_ = 0;
 

@@ -2,9 +2,8 @@
 // location's upstream pool. Each request becomes a ProxyExchange.
 #pragma once
 
-#include <uv.h>
-
 #include "core/buffer_pool.hpp"
+#include "core/io_poller.hpp"
 #include "http/exchange.hpp"
 #include "proxy/upstream.hpp"
 
@@ -13,8 +12,8 @@ namespace portico::proxy {
 class ProxyHandler final : public http::Handler {
 public:
     ProxyHandler(Upstream& upstream, core::BufferPool& buffers, core::BufferPool& response_buffers,
-                 uv_loop_t* loop)
-        : upstream_(upstream), buffers_(buffers), response_buffers_(response_buffers), loop_(loop) {}
+                 core::IoPoller& poller)
+        : upstream_(upstream), buffers_(buffers), response_buffers_(response_buffers), poller_(poller) {}
     bool serve(http::Exchange& exchange) override;
     bool streams_request_body() const override { return true; }
 
@@ -22,7 +21,7 @@ private:
     Upstream& upstream_;
     core::BufferPool& buffers_;
     core::BufferPool& response_buffers_;
-    uv_loop_t* loop_;
+    core::IoPoller& poller_;
 };
 
 }  // namespace portico::proxy

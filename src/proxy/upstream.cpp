@@ -118,7 +118,10 @@ UpstreamConnection* Upstream::take_idle(UpstreamServer& server) {
 
 void Upstream::put_idle(UpstreamConnection* connection) {
     UpstreamServer& server = connection->server();
-    if (draining_ || server.idle_count >= config_.keepalive || connection->keep_alive_ms == 0) {
+    // Watched while idle: the upstream closing it (or sending anything) takes
+    // it out of the pool at once, so no request is written into a dead one.
+    if (draining_ || server.idle_count >= config_.keepalive || connection->keep_alive_ms == 0 ||
+        !connection->watch(this, core::io_readable)) {
         connection->close();
         return;
     }
@@ -128,9 +131,6 @@ void Upstream::put_idle(UpstreamConnection* connection) {
     server.idle_head = connection;
     ++server.idle_count;
     counters_.upstream_idle_changed(index_, server.index, 1);
-    // Watched while idle: the upstream closing it (or sending anything) takes
-    // it out of the pool at once, so no request is written into a dead one.
-    connection->watch(this, UV_READABLE);
     connection->arm_timer(connection->keep_alive_ms);
 }
 
@@ -144,7 +144,7 @@ void Upstream::unlink_idle(UpstreamConnection& connection) {
     counters_.upstream_idle_changed(index_, server.index, -1);
 }
 
-void Upstream::on_upstream_event(UpstreamConnection& connection, int, int) {
+void Upstream::on_upstream_event(UpstreamConnection& connection, int) {
     unlink_idle(connection);
     connection.close();
 }

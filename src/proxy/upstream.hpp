@@ -81,7 +81,7 @@ public:
     void close_idle();
 
 private:
-    void on_upstream_event(UpstreamConnection& connection, int status, int events) override;
+    void on_upstream_event(UpstreamConnection& connection, int events) override;
     void on_upstream_timeout(UpstreamConnection& connection) override;
     void unlink_idle(UpstreamConnection& connection);
     bool usable(const UpstreamServer& server, uint64_t now) const;

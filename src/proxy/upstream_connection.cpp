@@ -11,7 +11,7 @@
 
 namespace portico::proxy {
 
-UpstreamConnection* UpstreamConnection::open(uv_loop_t* loop, UpstreamServer& server, int& error) {
+UpstreamConnection* UpstreamConnection::open(core::IoPoller& poller, UpstreamServer& server, int& error) {
     const config::SocketAddress& address = *server.address;
     int fd = ::socket(address.storage.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0) {
@@ -26,23 +26,19 @@ UpstreamConnection* UpstreamConnection::open(uv_loop_t* loop, UpstreamServer& se
         ::close(fd);
         return nullptr;
     }
-    auto* connection = new UpstreamConnection(loop, server, fd);
+    auto* connection = new UpstreamConnection(poller, server, fd);
     connection->connected = result == 0;
     return connection;
 }
 
-UpstreamConnection::UpstreamConnection(uv_loop_t* loop, UpstreamServer& server, int fd)
+UpstreamConnection::UpstreamConnection(core::IoPoller& poller, UpstreamServer& server, int fd)
     : server_(server), fd_(fd) {
-    uv_poll_init(loop, &poll_, fd);
-    timer_.init(loop, this, on_timer);
-    poll_.data = this;
+    io_.init(poller, fd, this, on_io);
+    timer_.init(poller.loop(), this, on_timer);
     ++server_.open_connections;
 }
 
-UpstreamConnection::~UpstreamConnection() {
-    ::close(fd_);
-    --server_.open_connections;
-}
+UpstreamConnection::~UpstreamConnection() { --server_.open_connections; }
 
 int UpstreamConnection::finish_connect() {
     int error = 0;
@@ -52,12 +48,9 @@ int UpstreamConnection::finish_connect() {
     return error;
 }
 
-void UpstreamConnection::watch(Owner* owner, int events) {
+bool UpstreamConnection::watch(Owner* owner, int events) {
     owner_ = owner;
-    if (closing_ || events == events_) return;
-    events_ = events;
-    if (events == 0) uv_poll_stop(&poll_);
-    else uv_poll_start(&poll_, events, on_poll);
+    return closing_ || io_.watch(events);
 }
 
 void UpstreamConnection::arm_timer(uint64_t timeout_ms) {
@@ -72,13 +65,14 @@ void UpstreamConnection::close() {
     if (closing_) return;
     closing_ = true;
     owner_ = nullptr;
-    uv_close(reinterpret_cast<uv_handle_t*>(&poll_), on_closed);
+    io_.forget();
+    ::close(fd_);
     uv_close(timer_.handle(), on_closed);
 }
 
-void UpstreamConnection::on_poll(uv_poll_t* handle, int status, int events) {
-    auto* connection = static_cast<UpstreamConnection*>(handle->data);
-    if (connection->owner_) connection->owner_->on_upstream_event(*connection, status, events);
+void UpstreamConnection::on_io(void* self, int events) {
+    auto* connection = static_cast<UpstreamConnection*>(self);
+    if (connection->owner_) connection->owner_->on_upstream_event(*connection, events);
 }
 
 void UpstreamConnection::on_timer(void* owner) {
@@ -87,8 +81,7 @@ void UpstreamConnection::on_timer(void* owner) {
 }
 
 void UpstreamConnection::on_closed(uv_handle_t* handle) {
-    auto* connection = static_cast<UpstreamConnection*>(handle->data);
-    if (--connection->open_handles_ == 0) delete connection;
+    delete static_cast<UpstreamConnection*>(handle->data);
 }
 
 }  // namespace portico::proxy

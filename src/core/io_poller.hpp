@@ -1,0 +1,76 @@
+// Readiness of the worker's sockets through one epoll instance of our own,
+// nested in the libuv loop as a single uv_poll_t.
+//
+// Why not one uv_poll_t per socket, as libuv intends: in libuv 1.44,
+// uv_poll_init costs three system calls per descriptor (an epoll_ctl ADD and
+// DEL to check the descriptor can be polled, and an ioctl(FIONBIO) although
+// accept4 and socket already made it non-blocking), and closing the handle a
+// fourth (epoll_ctl DEL). For a connection that carries one request (ab, an
+// upstream without keep-alive) that is more system calls than the request
+// itself. Here a socket costs one epoll_ctl ADD when it first has to wait,
+// and nothing when it closes (closing the descriptor takes it out of epoll).
+// The price is one more epoll_wait per loop turn in which a socket is ready.
+//
+// Level-triggered, like uv_poll: a socket that is not read stays ready.
+#pragma once
+
+#include <uv.h>
+
+namespace portico::core {
+
+// What a watcher asks for and is told about.
+enum IoEvent : int { io_readable = 1, io_writable = 2 };
+
+class IoPoller {
+public:
+    explicit IoPoller(uv_loop_t* loop);
+    ~IoPoller();
+    IoPoller(const IoPoller&) = delete;
+    IoPoller& operator=(const IoPoller&) = delete;
+
+    uv_loop_t* loop() const { return loop_; }
+    // Stops watching: the loop can end. Every watcher must be forgotten.
+    void close();
+
+private:
+    friend class IoWatcher;
+    static void on_ready(uv_poll_t* handle, int status, int events);
+    void dispatch();
+
+    uv_loop_t* loop_;
+    int epoll_fd_;
+    uv_poll_t poll_;
+    bool closed_ = false;
+};
+
+// One socket's registration. Its owner must stay in memory until the end of
+// the loop turn in which it calls forget() (objects here are freed from libuv
+// close callbacks, which run after every I/O callback of the turn), because
+// events collected earlier in the turn may still point at it.
+class IoWatcher {
+public:
+    // `events`: io_readable / io_writable, the ones asked for that are ready.
+    // An error or hang-up on the socket reports every event asked for, so
+    // the read or write that follows sees it.
+    using Callback = void (*)(void* owner, int events);
+
+    void init(IoPoller& poller, int fd, void* owner, Callback callback);
+    // Reports `events` (0: none) from now on; a set equal to the current one
+    // costs nothing. False when epoll refused the descriptor (errno set).
+    bool watch(int events);
+    int events() const { return events_; }
+    // No more events, not even ones already collected this turn. Call before
+    // closing the descriptor.
+    void forget();
+
+private:
+    friend class IoPoller;
+    IoPoller* poller_ = nullptr;
+    void* owner_ = nullptr;
+    Callback callback_ = nullptr;  // nullptr once forgotten
+    int fd_ = -1;
+    int events_ = 0;
+    bool registered_ = false;  // in the epoll set
+};
+
+}  // namespace portico::core
