@@ -66,6 +66,9 @@ struct UpstreamConfig {
     std::vector<SocketAddress> servers;
     Balance balance = Balance::round_robin;
     uint32_t keepalive = 32;
+    // Connections open or opening per worker per server; 0 = no limit. Past
+    // it, requests wait in a queue (HAProxy's server maxconn).
+    uint32_t max_connections = 0;
     Duration idle_timeout{std::chrono::seconds(4)};
     Duration connect_timeout{std::chrono::seconds(5)};
     Duration read_timeout{std::chrono::seconds(60)};

@@ -21,6 +21,8 @@ void read_upstream(const std::string& name, const toml::table& table, LoadContex
                         {"ip_hash", Balance::ip_hash}});
     // 0 = no pooling: every request opens a fresh connection.
     reader.read_bounded("keepalive", upstream.keepalive, 0u, UINT32_MAX);
+    // 0 = no limit; otherwise requests beyond it wait (at most connect_timeout).
+    reader.read_bounded("max_connections", upstream.max_connections, 0u, UINT32_MAX);
     reader.read_duration("idle_timeout", upstream.idle_timeout);
     constexpr Duration positive{1};
     reader.read_duration("connect_timeout", upstream.connect_timeout, positive);

@@ -63,7 +63,12 @@ void ProxyExchange::start() {
 // ---- choosing a server and a connection ----------------------------------
 
 void ProxyExchange::attempt() {
-    server_ = upstream_.pick(exchange_->client_address(), tried_);
+    bool busy = false;
+    server_ = upstream_.pick(exchange_->client_address(), tried_, busy);
+    if (server_ == nullptr && busy) {
+        upstream_.wait_for_room(*this);  // on_room() or on_wait_timeout() follows
+        return;
+    }
     if (server_ == nullptr) {
         if (tried_.empty())
             spdlog::error("upstream '{}': every server is marked down; answering 502 (they are "
@@ -451,6 +456,21 @@ bool ProxyExchange::retry_on_fresh_connection() {
     return true;
 }
 
+void ProxyExchange::on_room() {
+    Guard guard(*this);
+    if (phase_ == Phase::connecting && exchange_) attempt();
+}
+
+void ProxyExchange::on_wait_timeout() {
+    Guard guard(*this);
+    if (phase_ == Phase::done || !exchange_) return;
+    spdlog::warn("upstream '{}': every server at max_connections ({}) for connect_timeout; "
+                 "answering 503 (raise max_connections, or add servers)",
+                 upstream_.config().name, upstream_.config().max_connections);
+    std::exchange(exchange_, nullptr)->respond_text(503, http::status_text(503));
+    finish();
+}
+
 void ProxyExchange::on_client_gone() {
     Guard guard(*this);
     exchange_ = nullptr;
@@ -465,6 +485,7 @@ void ProxyExchange::release_connection(bool reuse) {
     connection->stop_timer();
     if (!reuse) {
         connection->close();
+        upstream_.wake_waiter();
         return;
     }
     ++connection->requests;
@@ -475,6 +496,7 @@ void ProxyExchange::release_connection(bool reuse) {
     if (announced > 0) keep = std::min(keep, announced > 250 ? announced - 250 : 0);
     connection->keep_alive_ms = keep;
     upstream_.put_idle(connection);
+    upstream_.wake_waiter();
 }
 
 void ProxyExchange::update_watch() {
@@ -488,6 +510,7 @@ void ProxyExchange::update_watch() {
 void ProxyExchange::finish() {
     if (phase_ == Phase::done) return;
     phase_ = Phase::done;
+    upstream_.cancel_wait(*this);
     release_connection(false);
     if (exchange_) std::exchange(exchange_, nullptr)->set_listener(nullptr);
 }

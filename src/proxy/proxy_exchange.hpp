@@ -21,6 +21,7 @@ namespace portico::proxy {
 
 class ProxyExchange final : public http::ExchangeListener,
                             private UpstreamConnection::Owner,
+                            private UpstreamWaiter,
                             private ResponseParser::BodySink {
 public:
     // `buffers` hold the request head; `response_buffers`, larger, what is
@@ -44,6 +45,9 @@ private:
     // UpstreamConnection::Owner
     void on_upstream_event(UpstreamConnection& connection, int events) override;
     void on_upstream_timeout(UpstreamConnection& connection) override;
+    // UpstreamWaiter
+    void on_room() override;
+    void on_wait_timeout() override;
     // ResponseParser::BodySink
     void on_decoded_body(std::string_view piece) override;
 

@@ -38,6 +38,7 @@ Upstream::Upstream(uv_loop_t* loop, const config::UpstreamConfig& config, size_t
         servers_[i].upstream = &config;
         servers_[i].index = i;
     }
+    wait_timer_.init(loop, this, on_wait_timer);
 }
 
 Upstream::~Upstream() { close_idle(); }
@@ -46,11 +47,20 @@ bool Upstream::usable(const UpstreamServer& server, uint64_t now) const {
     return config_.max_fails == 0 || server.down_until_ms <= now;
 }
 
-UpstreamServer* Upstream::pick(const http::PeerAddress& client, const TriedServers& tried) {
+bool Upstream::has_room(const UpstreamServer& server) const {
+    return config_.max_connections == 0 || server.idle_count > 0 ||
+           server.open_connections < config_.max_connections;
+}
+
+UpstreamServer* Upstream::pick(const http::PeerAddress& client, const TriedServers& tried, bool& busy) {
+    busy = false;
     if (tried.full()) return nullptr;
     uint64_t now = uv_now(loop_);
     auto available = [&](UpstreamServer& server) {
-        return usable(server, now) && !tried.contains(&server);
+        if (!usable(server, now) || tried.contains(&server)) return false;
+        if (has_room(server)) return true;
+        busy = true;
+        return false;
     };
     size_t count = servers_.size();
     switch (config_.balance) {
@@ -147,12 +157,77 @@ void Upstream::unlink_idle(UpstreamConnection& connection) {
 void Upstream::on_upstream_event(UpstreamConnection& connection, int) {
     unlink_idle(connection);
     connection.close();
+    wake_waiter();
 }
 
 void Upstream::on_upstream_timeout(UpstreamConnection& connection) {
     unlink_idle(connection);
     connection.close();
+    wake_waiter();
 }
+
+// ---- the queue of requests waiting for room ------------------------------
+
+void Upstream::wait_for_room(UpstreamWaiter& waiter) {
+    if (waiter.waiting_) return;
+    waiter.waiting_ = true;
+    if (waiter.wait_deadline_ms_ != 0) {
+        // Waited before, so its deadline is the earliest: it goes first.
+        waiter.wait_next_ = waiting_head_;
+        if (waiting_head_) waiting_head_->wait_prev_ = &waiter;
+        else waiting_tail_ = &waiter;
+        waiting_head_ = &waiter;
+    } else {
+        waiter.wait_deadline_ms_ = uv_now(loop_) + static_cast<uint64_t>(config_.connect_timeout.count());
+        waiter.wait_prev_ = waiting_tail_;
+        if (waiting_tail_) waiting_tail_->wait_next_ = &waiter;
+        else waiting_head_ = &waiter;
+        waiting_tail_ = &waiter;
+    }
+    arm_wait_timer();
+}
+
+void Upstream::cancel_wait(UpstreamWaiter& waiter) {
+    if (waiter.waiting_) unlink_waiter(waiter);
+}
+
+void Upstream::unlink_waiter(UpstreamWaiter& waiter) {
+    if (waiter.wait_prev_) waiter.wait_prev_->wait_next_ = waiter.wait_next_;
+    else waiting_head_ = waiter.wait_next_;
+    if (waiter.wait_next_) waiter.wait_next_->wait_prev_ = waiter.wait_prev_;
+    else waiting_tail_ = waiter.wait_prev_;
+    waiter.wait_next_ = waiter.wait_prev_ = nullptr;
+    waiter.waiting_ = false;
+}
+
+void Upstream::wake_waiter() {
+    UpstreamWaiter* waiter = waiting_head_;
+    if (waiter == nullptr) return;
+    unlink_waiter(*waiter);
+    waiter->on_room();
+}
+
+// Deadlines grow along the queue (connect_timeout after each arrival): the
+// timer only ever needs the first one's.
+void Upstream::arm_wait_timer() {
+    if (waiting_head_ == nullptr) return;
+    uint64_t now = uv_now(loop_);
+    uint64_t deadline = waiting_head_->wait_deadline_ms_;
+    wait_timer_.arm(deadline > now ? deadline - now : 0);
+}
+
+void Upstream::on_wait_timer(void* self) {
+    auto* upstream = static_cast<Upstream*>(self);
+    uint64_t now = uv_now(upstream->loop_);
+    while (UpstreamWaiter* waiter = upstream->waiting_head_) {
+        if (waiter->wait_deadline_ms_ > now) break;
+        upstream->unlink_waiter(*waiter);
+        waiter->on_wait_timeout();
+    }
+    upstream->arm_wait_timer();
+}
+
+void Upstream::close() { uv_close(wait_timer_.handle(), nullptr); }
 
 void Upstream::close_idle() {
     draining_ = true;

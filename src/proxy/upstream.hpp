@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "config/config.hpp"
+#include "core/lazy_timer.hpp"
 #include "http/exchange.hpp"
 #include "metrics/worker_counters.hpp"
 #include "proxy/upstream_connection.hpp"
@@ -28,7 +29,7 @@ struct UpstreamServer {
     uint64_t down_until_ms = 0;
     // least_conn's measure: requests being answered by it now.
     uint32_t active_requests = 0;
-    uint32_t open_connections = 0;
+    uint32_t open_connections = 0;  // open or opening, idle ones included
     // Idle pool: a doubly linked list, most recently used first.
     UpstreamConnection* idle_head = nullptr;
     uint32_t idle_count = 0;
@@ -52,6 +53,26 @@ struct TriedServers {
     }
 };
 
+// A request waiting for a server with room (every one it may use is at
+// max_connections), in the upstream's first-come first-served queue.
+class UpstreamWaiter {
+public:
+    // A connection was given back or closed: try again.
+    virtual void on_room() = 0;
+    // connect_timeout passed in the queue.
+    virtual void on_wait_timeout() = 0;
+
+protected:
+    ~UpstreamWaiter() = default;
+
+private:
+    friend class Upstream;
+    UpstreamWaiter* wait_next_ = nullptr;
+    UpstreamWaiter* wait_prev_ = nullptr;
+    uint64_t wait_deadline_ms_ = 0;  // 0 until it first waits
+    bool waiting_ = false;
+};
+
 class Upstream final : private UpstreamConnection::Owner {
 public:
     // `index`: this upstream's place in Config::upstreams, for the counters.
@@ -66,8 +87,18 @@ public:
     metrics::WorkerCounters& counters() { return counters_; }
 
     // The server for a new request, by the configured balance, skipping
-    // servers marked down and those in `tried`; nullptr when none is left.
-    UpstreamServer* pick(const http::PeerAddress& client, const TriedServers& tried);
+    // servers marked down, those in `tried` and those at max_connections;
+    // nullptr when none is left, with `busy` set when some were only full.
+    UpstreamServer* pick(const http::PeerAddress& client, const TriedServers& tried, bool& busy);
+
+    // Queues a request until a server has room, or connect_timeout passes.
+    // One that waited before (woken, but beaten to the room) goes back first.
+    void wait_for_room(UpstreamWaiter& waiter);
+    void cancel_wait(UpstreamWaiter& waiter);
+    // A connection was given back or closed: the first waiter tries again.
+    void wake_waiter();
+    // At worker exit, after the last request: frees the queue's timer.
+    void close();
 
     void report_failure(UpstreamServer& server, metrics::UpstreamError kind);
     void report_success(UpstreamServer& server);
@@ -85,6 +116,10 @@ private:
     void on_upstream_timeout(UpstreamConnection& connection) override;
     void unlink_idle(UpstreamConnection& connection);
     bool usable(const UpstreamServer& server, uint64_t now) const;
+    bool has_room(const UpstreamServer& server) const;
+    void unlink_waiter(UpstreamWaiter& waiter);
+    void arm_wait_timer();
+    static void on_wait_timer(void* upstream);
 
     uv_loop_t* loop_;
     const config::UpstreamConfig& config_;
@@ -93,6 +128,9 @@ private:
     std::vector<UpstreamServer> servers_;
     size_t next_round_robin_ = 0;
     bool draining_ = false;
+    UpstreamWaiter* waiting_head_ = nullptr;
+    UpstreamWaiter* waiting_tail_ = nullptr;
+    core::LazyTimer wait_timer_;
 };
 
 }  // namespace portico::proxy

@@ -38,7 +38,7 @@ UpstreamConnection::UpstreamConnection(core::IoPoller& poller, UpstreamServer& s
     ++server_.open_connections;
 }
 
-UpstreamConnection::~UpstreamConnection() { --server_.open_connections; }
+UpstreamConnection::~UpstreamConnection() = default;
 
 int UpstreamConnection::finish_connect() {
     int error = 0;
@@ -64,6 +64,7 @@ void UpstreamConnection::stop_timer() {
 void UpstreamConnection::close() {
     if (closing_) return;
     closing_ = true;
+    --server_.open_connections;  // now, not at the deferred delete: it frees a slot
     owner_ = nullptr;
     io_.forget();
     ::close(fd_);

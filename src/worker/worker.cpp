@@ -191,6 +191,7 @@ void Worker::stop_loop() {
     uv_close(reinterpret_cast<uv_handle_t*>(&reopen_signal_), nullptr);
     uv_close(reinterpret_cast<uv_handle_t*>(&accept_retry_), nullptr);
     server_->poller.close();
+    for (auto& upstream : server_->upstreams) upstream->close();
 }
 
 }  // namespace

@@ -201,6 +201,13 @@ const BrokenConfig broken_configs[] = {
      "servers = [\"127.0.0.1:3000\"]\n"
      "max_fails = -1\n",
      "5:13", "upstream.app.max_fails: expected a value in 0..4294967295, got -1"},
+    {"upstream max_connections negative",
+     "[server]\n"
+     "listen = [\"127.0.0.1:0\"]\n"
+     "[upstream.app]\n"
+     "servers = [\"127.0.0.1:3000\"]\n"
+     "max_connections = -5\n",
+     "5:19", "upstream.app.max_connections: expected a value in 0..4294967295, got -5"},
     {"upstream server that does not resolve",
      "[server]\n"
      "listen = [\"127.0.0.1:0\"]\n"

@@ -133,6 +133,7 @@ Md = "text/markdown; charset=utf-8"
 servers = ["localhost:3000", "[::1]:3001"]
 balance = "least_conn"
 keepalive = 0
+max_connections = 64
 idle_timeout = "0s"
 connect_timeout = "1s"
 read_timeout = "2s"
@@ -216,6 +217,7 @@ TEST_CASE("the spec's example config reads into the documented values", "[config
     CHECK(app.servers[0].text == "127.0.0.1:3000");
     CHECK(app.balance == Balance::round_robin);
     CHECK(app.keepalive == 32);
+    CHECK(app.max_connections == 0);
     CHECK(app.idle_timeout == 4s);
     CHECK(app.connect_timeout == 5s);
     CHECK(app.read_timeout == 60s);
@@ -289,6 +291,7 @@ TEST_CASE("a config with every value changed reads each one", "[config]") {
     CHECK(zeta.servers[1].text == "[::1]:3001");
     CHECK(zeta.balance == Balance::least_conn);
     CHECK(zeta.keepalive == 0);
+    CHECK(zeta.max_connections == 64);
     CHECK(zeta.idle_timeout == 0ms);
     CHECK(zeta.connect_timeout == 1s);
     CHECK(zeta.read_timeout == 2s);
