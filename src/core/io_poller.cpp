@@ -92,7 +92,7 @@ bool IoWatcher::watch(int events) {
         wanted.data.ptr = this;
         result = ::epoll_ctl(poller_->epoll_fd_, registered_ ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, fd_,
                              &wanted);
-        registered_ = result == 0;
+        if (result == 0) registered_ = true;  // a failed MOD leaves it in the set
     }
     if (result != 0) return false;
     events_ = events;

@@ -101,6 +101,12 @@ void ProxyExchange::attempt() {
 
     connection_ = upstream_.take_idle(*server_);
     reused_ = connection_ != nullptr;
+    // Body bytes that came while this request waited (queued, or its
+    // connect failed) are part of what a retry must send again.
+    if (reused_ && replayable_ && replay_.empty() && !body_in_flight_.empty()) {
+        if (body_in_flight_.size() > max_replay_bytes) replayable_ = false;
+        else replay_ = body_in_flight_;
+    }
     connect_started_ns_ = uv_hrtime();
     if (connection_ == nullptr) {
         int error = 0;
@@ -117,6 +123,21 @@ void ProxyExchange::attempt() {
 // A pooled connection is ready; a new one's connect may still be on its way.
 void ProxyExchange::await_connect() {
     phase_ = Phase::connecting;
+    if (!connection_->connected) {
+        // On loopback the handshake is usually over by the time connect()
+        // says EINPROGRESS: a socket that takes the head now is connected,
+        // which saves a loop turn, an epoll_ctl and a getsockopt. One still
+        // connecting answers EAGAIN; a refused one says why.
+        uint64_t sent = 0;
+        http::OutputQueue::FlushResult result = to_upstream_.flush(connection_->fd(), sent);
+        if (sent > 0) {
+            connection_->connected = true;
+            request_sent_ = true;
+        } else if (result == http::OutputQueue::FlushResult::failed) {
+            fail(metrics::UpstreamError::connect, std::strerror(errno));
+            return;
+        }
+    }
     if (connection_->connected) {
         on_connected();
         return;
@@ -438,11 +459,14 @@ bool ProxyExchange::retry_on_fresh_connection() {
     upstream_.counters().upstream_retried();
     spdlog::info("upstream '{}' server {} closed a kept-alive connection as a request was sent; "
                  "retrying on a new connection", upstream_.config().name, server_->address->text);
-    release_connection(false);
+    release_connection(false, true);
     int error = 0;
     connect_started_ns_ = uv_hrtime();
     connection_ = UpstreamConnection::open(poller_, *server_, error);
-    if (connection_ == nullptr) return false;
+    if (connection_ == nullptr) {
+        upstream_.wake_waiters();  // the slot is free after all
+        return false;
+    }
     ++server_->active_requests;
     reused_ = false;
     to_upstream_.clear();
@@ -478,14 +502,14 @@ void ProxyExchange::on_client_gone() {
     finish();
 }
 
-void ProxyExchange::release_connection(bool reuse) {
+void ProxyExchange::release_connection(bool reuse, bool slot_reused) {
     if (connection_ == nullptr) return;
     UpstreamConnection* connection = std::exchange(connection_, nullptr);
     --server_->active_requests;
     connection->stop_timer();
     if (!reuse) {
         connection->close();
-        upstream_.wake_waiter();
+        if (!slot_reused) upstream_.wake_waiters();
         return;
     }
     ++connection->requests;
@@ -496,7 +520,7 @@ void ProxyExchange::release_connection(bool reuse) {
     if (announced > 0) keep = std::min(keep, announced > 250 ? announced - 250 : 0);
     connection->keep_alive_ms = keep;
     upstream_.put_idle(connection);
-    upstream_.wake_waiter();
+    upstream_.wake_waiters();
 }
 
 void ProxyExchange::update_watch() {

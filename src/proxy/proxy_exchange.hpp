@@ -64,7 +64,9 @@ private:
     void fail(metrics::UpstreamError failure, const char* what);
     bool retry_on_fresh_connection();
     bool can_reuse() const;
-    void release_connection(bool reuse);
+    // `slot_reused`: a retry opens the next connection in its place, so no
+    // waiter is woken for it.
+    void release_connection(bool reuse, bool slot_reused = false);
     void update_watch();
     void finish();
 

@@ -157,13 +157,13 @@ void Upstream::unlink_idle(UpstreamConnection& connection) {
 void Upstream::on_upstream_event(UpstreamConnection& connection, int) {
     unlink_idle(connection);
     connection.close();
-    wake_waiter();
+    wake_waiters();
 }
 
 void Upstream::on_upstream_timeout(UpstreamConnection& connection) {
     unlink_idle(connection);
     connection.close();
-    wake_waiter();
+    wake_waiters();
 }
 
 // ---- the queue of requests waiting for room ------------------------------
@@ -171,19 +171,18 @@ void Upstream::on_upstream_timeout(UpstreamConnection& connection) {
 void Upstream::wait_for_room(UpstreamWaiter& waiter) {
     if (waiter.waiting_) return;
     waiter.waiting_ = true;
-    if (waiter.wait_deadline_ms_ != 0) {
-        // Waited before, so its deadline is the earliest: it goes first.
-        waiter.wait_next_ = waiting_head_;
-        if (waiting_head_) waiting_head_->wait_prev_ = &waiter;
-        else waiting_tail_ = &waiter;
-        waiting_head_ = &waiter;
-    } else {
+    if (waiter.wait_deadline_ms_ == 0)
         waiter.wait_deadline_ms_ = uv_now(loop_) + static_cast<uint64_t>(config_.connect_timeout.count());
-        waiter.wait_prev_ = waiting_tail_;
-        if (waiting_tail_) waiting_tail_->wait_next_ = &waiter;
-        else waiting_head_ = &waiter;
-        waiting_tail_ = &waiter;
-    }
+    // By deadline, so by arrival: a newcomer goes last, one that waited
+    // before back to its place.
+    UpstreamWaiter* after = waiting_tail_;
+    while (after && after->wait_deadline_ms_ > waiter.wait_deadline_ms_) after = after->wait_prev_;
+    waiter.wait_prev_ = after;
+    waiter.wait_next_ = after ? after->wait_next_ : waiting_head_;
+    if (waiter.wait_next_) waiter.wait_next_->wait_prev_ = &waiter;
+    else waiting_tail_ = &waiter;
+    if (after) after->wait_next_ = &waiter;
+    else waiting_head_ = &waiter;
     arm_wait_timer();
 }
 
@@ -200,11 +199,25 @@ void Upstream::unlink_waiter(UpstreamWaiter& waiter) {
     waiter.waiting_ = false;
 }
 
-void Upstream::wake_waiter() {
-    UpstreamWaiter* waiter = waiting_head_;
-    if (waiter == nullptr) return;
-    unlink_waiter(*waiter);
-    waiter->on_room();
+bool Upstream::any_room() const {
+    uint64_t now = uv_now(loop_);
+    for (const UpstreamServer& server : servers_)
+        if (usable(server, now) && has_room(server)) return true;
+    return false;
+}
+
+void Upstream::wake_waiters() {
+    uint64_t round = ++wake_round_;
+    // From the head every time: on_room() may run other exchanges, which
+    // may change the queue.
+    for (;;) {
+        UpstreamWaiter* waiter = waiting_head_;
+        while (waiter && waiter->woken_round_ == round) waiter = waiter->wait_next_;
+        if (waiter == nullptr || !any_room()) return;
+        waiter->woken_round_ = round;
+        unlink_waiter(*waiter);
+        waiter->on_room();
+    }
 }
 
 // Deadlines grow along the queue (connect_timeout after each arrival): the

@@ -70,6 +70,7 @@ private:
     UpstreamWaiter* wait_next_ = nullptr;
     UpstreamWaiter* wait_prev_ = nullptr;
     uint64_t wait_deadline_ms_ = 0;  // 0 until it first waits
+    uint64_t woken_round_ = 0;       // the wake_waiters() call that last tried it
     bool waiting_ = false;
 };
 
@@ -92,11 +93,14 @@ public:
     UpstreamServer* pick(const http::PeerAddress& client, const TriedServers& tried, bool& busy);
 
     // Queues a request until a server has room, or connect_timeout passes.
-    // One that waited before (woken, but beaten to the room) goes back first.
+    // One that waited before (woken, but it could not use the room) keeps
+    // its place by its first deadline.
     void wait_for_room(UpstreamWaiter& waiter);
     void cancel_wait(UpstreamWaiter& waiter);
-    // A connection was given back or closed: the first waiter tries again.
-    void wake_waiter();
+    // A connection was given back or closed: waiters try again, oldest
+    // first, while a server has room, each at most once per call (one may be
+    // unable to use it: the free server is one it already failed on).
+    void wake_waiters();
     // At worker exit, after the last request: frees the queue's timer.
     void close();
 
@@ -117,6 +121,7 @@ private:
     void unlink_idle(UpstreamConnection& connection);
     bool usable(const UpstreamServer& server, uint64_t now) const;
     bool has_room(const UpstreamServer& server) const;
+    bool any_room() const;
     void unlink_waiter(UpstreamWaiter& waiter);
     void arm_wait_timer();
     static void on_wait_timer(void* upstream);
@@ -130,6 +135,7 @@ private:
     bool draining_ = false;
     UpstreamWaiter* waiting_head_ = nullptr;
     UpstreamWaiter* waiting_tail_ = nullptr;
+    uint64_t wake_round_ = 0;
     core::LazyTimer wait_timer_;
 };
 

@@ -113,3 +113,35 @@ TEST_CASE("a client that leaves the queue is forgotten, and the queue goes on", 
     REQUIRE(requests.size() == 2);
     CHECK(requests[1].target == "/stays");  // /gone never went upstream
 }
+
+TEST_CASE("a body that arrived while its request waited is sent again on a retry", "[proxy]") {
+    // /hold is answered on release, then its connection closed without a
+    // word: pooled, it dies under the next request, which must be retried.
+    UpstreamServer upstream([](const ReceivedRequest& request) {
+        if (request.target == "/hold") {
+            Reply reply;
+            reply.wait_release();
+            reply.send("HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nheld");
+            reply.then_do(Reply::Then::close);
+            return reply;
+        }
+        return Reply::text(200, "got " + request.body);
+    });
+    Portico portico(proxy_config({upstream.address()}, "max_connections = 1"));
+    auto holder = hold_the_connection(portico, upstream);
+
+    Client putter(portico.port());
+    putter.send("PUT /put HTTP/1.1\r\nHost: front.example\r\nContent-Length: 5\r\n\r\nhello");
+    std::this_thread::sleep_for(200ms);  // queued, with its body
+    upstream.release_held();
+    ResponseReader holder_reader(holder->fd());
+    auto held = holder_reader.read();
+    REQUIRE(held);
+    CHECK(held->body == "held");
+
+    ResponseReader reader(putter.fd());
+    auto response = reader.read(5s);
+    REQUIRE(response);
+    CHECK(response->status == 200);
+    CHECK(response->body == "got hello");
+}
