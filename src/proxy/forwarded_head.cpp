@@ -40,7 +40,7 @@ bool is_websocket_request(const http::Request& request, const config::LocationCo
 
 void write_upstream_request_head(http::ResponseHead& head, const http::Request& request,
                                  const http::PeerAddress& client, std::string_view server_address,
-                                 bool preserve_host, bool websocket) {
+                                 bool preserve_host, bool websocket, bool keep_alive) {
     // An absolute-form target goes upstream in origin form (RFC 9112 3.2.2).
     std::string_view target = request.target;
     if (!request.authority.empty()) target = request.target.substr(request.path.data() - request.target.data());
@@ -85,6 +85,8 @@ void write_upstream_request_head(http::ResponseHead& head, const http::Request& 
     if (websocket) {
         head.header("Connection", "Upgrade");
         head.header("Upgrade", request.header("upgrade"));
+    } else if (!keep_alive) {
+        head.header("Connection", "close");
     }
     head.end();
 }

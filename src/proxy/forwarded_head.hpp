@@ -19,11 +19,13 @@ namespace portico::proxy {
 // form, Host (the client's with preserve_host, else the server's address),
 // the client's end-to-end headers, X-Forwarded-For (appended), -Proto,
 // -Host, X-Real-IP; and Connection/Upgrade for a WebSocket handshake.
-// Connection is otherwise left out: HTTP/1.1 keeps the connection alive,
-// which is what the pool needs.
+// Connection is otherwise left out when the connection will be pooled
+// (HTTP/1.1 keeps it alive), and "close" when it will not (`keep_alive`
+// false: the upstream then closes it itself, instead of arming its
+// keep-alive timer for a connection we are about to close).
 void write_upstream_request_head(http::ResponseHead& head, const http::Request& request,
                                  const http::PeerAddress& client, std::string_view server_address,
-                                 bool preserve_host, bool websocket);
+                                 bool preserve_host, bool websocket, bool keep_alive);
 
 // Adds the upstream response's end-to-end headers to the client response.
 // Date and Server are portico's own (nginx's proxy_hide_header defaults);

@@ -86,7 +86,8 @@ void ProxyExchange::attempt() {
     http::ResponseHead head(head_block_, buffers_.block_size());
     const config::LocationConfig& location = exchange_->location();
     write_upstream_request_head(head, exchange_->request(), exchange_->client_address(),
-                                server_->address->text, location.preserve_host, websocket_);
+                                server_->address->text, location.preserve_host, websocket_,
+                                upstream_.config().keepalive > 0);
     if (head.overflowed()) {
         spdlog::error("request head for {} too large to forward", exchange_->request().target);
         exchange_->respond_text(502, http::status_text(502));

@@ -62,6 +62,8 @@ TEST_CASE("keepalive = 0 opens a connection per request", "[proxy]") {
         CHECK(response->status == 200);
     }
     CHECK(upstream.connections_accepted() == 5);
+    // The upstream is told, so it closes instead of keeping the connection.
+    for (const ReceivedRequest& request : upstream.requests()) CHECK(request.header("connection") == "close");
 }
 
 TEST_CASE("an upstream that closes idle connections causes no error", "[proxy]") {
