@@ -31,6 +31,8 @@ struct Recorder {
     int last_events = 0;
     IoWatcher* forget_on_event = nullptr;
 
+    void attach(IoPoller& poller, int fd) { watcher.init(poller, fd, this, on_event); }
+
     static void on_event(void* self, int events) {
         auto* recorder = static_cast<Recorder*>(self);
         ++recorder->calls;
@@ -62,7 +64,7 @@ TEST_CASE("io poller: reports readable data, and nothing once the watcher asks f
     Loop loop;
     SocketPair pair;
     Recorder recorder;
-    recorder.watcher.init(*loop.poller, pair.fds[0], &recorder, Recorder::on_event);
+    recorder.attach(*loop.poller, pair.fds[0]);
     REQUIRE(recorder.watcher.watch(io_readable));
 
     loop.turn();
@@ -92,8 +94,8 @@ TEST_CASE("io poller: a watcher forgotten during a turn gets none of that turn's
     Loop loop;
     SocketPair first, second;
     Recorder a, b;
-    a.watcher.init(*loop.poller, first.fds[0], &a, Recorder::on_event);
-    b.watcher.init(*loop.poller, second.fds[0], &b, Recorder::on_event);
+    a.attach(*loop.poller, first.fds[0]);
+    b.attach(*loop.poller, second.fds[0]);
     // Whichever is reported first forgets the other: one call in all.
     a.forget_on_event = &b.watcher;
     b.forget_on_event = &a.watcher;
@@ -115,7 +117,7 @@ TEST_CASE("io poller: a peer that hangs up is reported as the events asked for")
     Loop loop;
     SocketPair pair;
     Recorder recorder;
-    recorder.watcher.init(*loop.poller, pair.fds[0], &recorder, Recorder::on_event);
+    recorder.attach(*loop.poller, pair.fds[0]);
     REQUIRE(recorder.watcher.watch(io_writable));
     loop.turn();
     CHECK(recorder.calls == 1);
