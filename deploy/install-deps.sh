@@ -12,6 +12,8 @@ packages=(
   libspdlog-dev       # error and access logs
   libre2-dev          # regex locations, linear time
   nlohmann-json3-dev  # `portico stats` reads /stats; JSON access log tests parse lines
+  libssl-dev          # TLS termination: OpenSSL 3 (TLS 1.2/1.3, tickets, ALPN, SNI)
+  libsystemd-dev      # sd_notify: the systemd unit is Type=notify (READY, RELOADING, STOPPING)
   catch2              # unit and integration tests (v2)
   curl                # handy checks by hand
 )
@@ -19,6 +21,17 @@ packages=(
 command -v node >/dev/null 2>&1 || packages+=(nodejs)
 if [ "${1:-}" = "--test" ]; then
   packages+=(prometheus)  # promtool checks /metrics in the counters tests
+  packages+=(chromium)    # the dashboard's browser test (tests/browser), headless
+  command -v npm >/dev/null 2>&1 || packages+=(npm)  # ...and its puppeteer-core
+  packages+=(clang-14 libfuzzer-14-dev)  # tests/fuzz: libFuzzer targets with ASan + UBSan
+  packages+=(openssl nghttp2-client testssl.sh)  # tests/tls: certificates at test time, s_client, h2load, testssl.sh
+  packages+=(python3-yaml)  # tests/deploy read the Compose and Kubernetes YAML (CI has no Docker daemon or cluster)
+  packages+=(wrk slowhttptest)  # tests/soak: keep-alive load and slowloris heads
+  # The package tests (tests/package/): cpack -G DEB reads the libraries'
+  # package names with dpkg-shlibdeps (dpkg-dev) after `file` finds the
+  # binaries; systemd-analyze verifies the unit; logrotate runs the shipped
+  # rotation on the installed package.
+  packages+=(dpkg-dev file systemd logrotate)
 fi
 
 missing=()
@@ -26,10 +39,22 @@ for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" ||
     missing+=("$package")
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "installing: ${missing[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  sudo_if_needed() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
+  sudo_if_needed apt-get update -qq
+  sudo_if_needed apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
 
-echo "installing: ${missing[*]}" >&2
-export DEBIAN_FRONTEND=noninteractive
-sudo_if_needed() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
-sudo_if_needed apt-get update -qq
-sudo_if_needed apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+# The browser test's npm packages, exactly as locked; again only when the
+# lock file changed since the last install.
+if [ "${1:-}" = "--test" ]; then
+  browser=tests/browser
+  cd "$(dirname "$0")/.."
+  if ! cmp -s "$browser/package-lock.json" "$browser/node_modules/.installed-lock.json"; then
+    echo "installing the browser test's npm packages" >&2
+    (cd "$browser" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+    cp "$browser/package-lock.json" "$browser/node_modules/.installed-lock.json"
+  fi
+fi

@@ -1,17 +1,24 @@
 #!/usr/bin/env bash
-# Installs what is missing, builds, and runs the whole test suite twice: a
-# normal build, then one with AddressSanitizer + UndefinedBehaviorSanitizer.
-# Any sanitizer report, in any process (workers too), fails the run.
+# Installs what is missing, builds, and runs the whole test suite three
+# times: a normal build, a Release (-O3) build, then one with AddressSanitizer
+# + UndefinedBehaviorSanitizer. Any sanitizer report, in any process (workers
+# too), fails the run. Warnings are errors here (PORTICO_WERROR), never in a
+# user's own build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 deploy/install-deps.sh --test
 
 echo "== normal build" >&2
-deploy/build.sh build
+deploy/build.sh build -DPORTICO_WERROR=ON
 (cd build && ctest -j2 --output-on-failure)
 
+echo "== Release build (-O3)" >&2
+deploy/build.sh build-release -DCMAKE_BUILD_TYPE=Release -DPORTICO_WERROR=ON -DPORTICO_SOAK=OFF
+(cd build-release && ctest -j2 --output-on-failure)
+
 echo "== AddressSanitizer + UndefinedBehaviorSanitizer build" >&2
-deploy/build.sh build-asan -DCMAKE_BUILD_TYPE=Debug -DPORTICO_SANITIZE=ON
+deploy/build.sh build-asan -DCMAKE_BUILD_TYPE=Debug -DPORTICO_SANITIZE=ON -DPORTICO_WERROR=ON \
+  -DPORTICO_SOAK=OFF
 reports="$PWD/build-asan/sanitizer-reports"
 rm -rf "$reports" && mkdir -p "$reports"
 # Reports go to files because a worker's stderr is the test's log file,
@@ -25,3 +32,8 @@ if compgen -G "$reports/*" >/dev/null; then
   exit 1
 fi
 echo "no sanitizer reports" >&2
+
+echo "== libFuzzer targets (clang, ASan + UBSan): 20 s each on the committed corpus" >&2
+TARGET=fuzz_targets deploy/build.sh build-fuzz -DCMAKE_C_COMPILER=clang-14 \
+  -DCMAKE_CXX_COMPILER=clang++-14 -DPORTICO_FUZZ=ON -DBUILD_TESTING=OFF -DPORTICO_WERROR=ON
+tests/fuzz/run.sh 20 build-fuzz

@@ -9,6 +9,7 @@
 #include "cli/stats_command.hpp"
 #include "config/config.hpp"
 #include "core/log.hpp"
+#include "tls/server_tls.hpp"
 #include "worker/master.hpp"
 
 namespace {
@@ -16,8 +17,9 @@ namespace {
 constexpr const char* usage =
     "usage: portico [-c FILE]      run in the foreground (default conf/portico.toml)\n"
     "       portico -t [-c FILE]   check the configuration and exit (0 valid, 1 not)\n"
-    "       portico stats [--url http://127.0.0.1:9145] [--watch 1s]\n"
-    "                              per-location table from a running portico's /stats\n"
+    "       portico stats [--url http://127.0.0.1:9145] [--watch 1s | --compare A B]\n"
+    "                              per-location table from a running portico's /stats,\n"
+    "                              or two saved snapshots side by side\n"
     "       portico --version\n";
 
 }  // namespace
@@ -54,6 +56,20 @@ int main(int argc, char** argv) {
         return 1;
     }
     if (test_only) {
+        // The certificates too: a -t that passes must mean a reload would.
+        if (loaded.config->tls) {
+            portico::tls::ServerTls::Loaded tls =
+                portico::tls::ServerTls::load(*loaded.config, nullptr);
+            for (const std::string& warning : tls.warnings)
+                std::fprintf(stderr, "portico: warning: %s\n", warning.c_str());
+            for (const portico::config::ConfigError& error : tls.errors)
+                std::fprintf(stderr, "%s\n", error.to_string().c_str());
+            if (!tls.tls) {
+                std::fprintf(stderr, "portico: configuration %s has %zu problem(s)\n",
+                             config_path.c_str(), tls.errors.size());
+                return 1;
+            }
+        }
         std::printf("portico: configuration %s is valid\n", config_path.c_str());
         return 0;
     }

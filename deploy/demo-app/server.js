@@ -8,7 +8,9 @@
 const http = require('node:http');
 const crypto = require('node:crypto');
 
-const HOST = '127.0.0.1';
+// Loopback by default; a container sets HOST=0.0.0.0, since portico reaches
+// it from another container (Compose) or pod (Kubernetes).
+const HOST = process.env.HOST || '127.0.0.1';
 const PORT = Number(process.env.PORT || 3000);
 
 const INDEX_HTML = `<!doctype html>
@@ -25,14 +27,18 @@ const INDEX_HTML = `<!doctype html>
 </head>
 <body>
 <h1>portico demo app</h1>
-<p>This page comes from Node.js (<code>node:http</code>), through portico.
+<p>This page comes from Node.js (<code>node:http</code>), through portico, with either config.
 It is the app of the "nginx in front of Node" benchmarks: compare a request
 answered by the app with a file answered by portico from disk.</p>
 <ul>
   <li><a href="/hello"><code>/hello</code></a>: "Hello World", text/plain</li>
   <li><a href="/api/time"><code>/api/time</code></a>: JSON with the server time in milliseconds</li>
-  <li><a href="/image.jpg"><code>/image.jpg</code></a>: a 100 KiB body served by Node from memory</li>
+  <li><a href="/image.jpg"><code>/image.jpg</code></a>: a 100 KiB image. With the default
+    <code>conf/portico.toml</code> portico answers it from <code>www/</code> on disk and this
+    app never sees it; with <code>conf/proxy-only.toml</code> it comes from this app, from memory.
+    (<code>/index.html</code> and <code>/style.css</code> likewise.)</li>
   <li><code>/ws</code>: a WebSocket echo (text and binary frames, ping/pong, close)</li>
+  <li><code>POST /echo</code>: the request body back; <a href="/events"><code>/events</code></a>: five server-sent events, 100 ms apart</li>
 </ul>
 <p>Served with Node's default keep-alive timeout of 5 s, so the proxy in
 front must close its idle pooled connections before Node does.</p>
@@ -69,8 +75,37 @@ function send(res, status, type, body) {
   res.end(body);
 }
 
+// POST /echo: the body back, as it came (the soak test checks checksums).
+function echo(req, res) {
+  const chunks = [];
+  req.on('data', (chunk) => chunks.push(chunk));
+  req.on('end', () => send(res, 200, 'application/octet-stream', Buffer.concat(chunks)));
+}
+
+// GET /events: five server-sent events 100 ms apart, then the end.
+function events(res) {
+  res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache' });
+  let sent = 0;
+  const timer = setInterval(() => {
+    res.write(`id: ${sent}\ndata: event ${sent}\n\n`);
+    if (++sent === 5) {
+      clearInterval(timer);
+      res.end();
+    }
+  }, 100);
+  res.on('close', () => clearInterval(timer));
+}
+
 const server = http.createServer((req, res) => {
   const path = req.url.split('?')[0];
+  if (req.method === 'POST' && path === '/echo') {
+    echo(req, res);
+    return;
+  }
+  if (req.method === 'GET' && path === '/events') {
+    events(res);
+    return;
+  }
   if (req.method !== 'GET' && req.method !== 'HEAD') {
     res.setHeader('Allow', 'GET, HEAD');
     send(res, 405, 'text/plain', 'Method Not Allowed\n');

@@ -1,72 +1,33 @@
 #include "cli/stats_command.hpp"
 
-#include <arpa/inet.h>
-#include <fcntl.h>
-#include <netinet/in.h>
-#include <poll.h>
 #include <signal.h>
-#include <sys/socket.h>
-#include <sys/time.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <array>
-#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <ctime>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
-#include <string_view>
 #include <vector>
 
+#include "cli/compare_table.hpp"
+#include "cli/metrics_client.hpp"
+#include "cli/stats_json.hpp"
+#include "cli/text_table.hpp"
 #include "config/units.hpp"
-#include "core/unique_fd.hpp"
+#include "metrics/saved_snapshots.hpp"
 
 namespace portico::cli {
 
 namespace {
 
 using nlohmann::json;
-
-// ---- reading the document -------------------------------------------------
-// /stats may come from an older or newer portico: a missing or odd field
-// reads as 0 (or null) instead of aborting the whole table.
-
-const json& member(const json& object, const char* key) {
-    static const json null;
-    if (!object.is_object()) return null;
-    auto found = object.find(key);
-    return found == object.end() ? null : *found;
-}
-
-uint64_t count_of(const json& value) {
-    if (value.is_number_unsigned()) return value.get<uint64_t>();
-    if (value.is_number_integer())
-        return static_cast<uint64_t>(std::max<int64_t>(0, value.get<int64_t>()));
-    if (value.is_number_float()) return static_cast<uint64_t>(std::max(0.0, value.get<double>()));
-    return 0;
-}
-
-uint64_t count_at(const json& object, const char* key) {
-    return count_of(member(object, key));
-}
-
-double number_at(const json& object, const char* key) {
-    const json& value = member(object, key);
-    return value.is_number() ? value.get<double>() : 0.0;
-}
-
-std::string text_at(const json& object, const char* key) {
-    const json& value = member(object, key);
-    return value.is_string() ? value.get<std::string>() : std::string();
-}
 
 const json* find_by_name(const json& list, const char* key, const std::string& name,
                          const char* key2 = nullptr, const std::string& name2 = {}) {
@@ -90,21 +51,6 @@ std::array<uint64_t, 6> status_classes(const json& codes) {
 }
 
 // ---- formatting numbers ----------------------------------------------------
-
-std::string printf_string(const char* format, double value) {
-    char buffer[64];
-    std::snprintf(buffer, sizeof buffer, format, value);
-    return buffer;
-}
-
-// Milliseconds with two or three significant decimals: 0.087, 4.56, 45.6, 456.
-std::string milliseconds(double seconds) {
-    double ms = seconds * 1000.0;
-    if (ms < 1.0) return printf_string("%.3f", ms);
-    if (ms < 10.0) return printf_string("%.2f", ms);
-    if (ms < 100.0) return printf_string("%.1f", ms);
-    return printf_string("%.0f", ms);
-}
 
 // A histogram's percentile, "-" while it has no samples.
 std::string percentile(const json& histogram, const char* which) {
@@ -130,44 +76,10 @@ std::string human_bytes(uint64_t bytes) {
 
 std::string rate(std::optional<uint64_t> previous, uint64_t current, double interval_seconds) {
     if (!previous || current < *previous || !(interval_seconds > 0.0)) return "-";
-    double per_second = static_cast<double>(current - *previous) / interval_seconds;
-    return printf_string(per_second < 100.0 ? "%.1f" : "%.0f", per_second);
+    return per_second_text(static_cast<double>(current - *previous) / interval_seconds);
 }
 
 // ---- tables ----------------------------------------------------------------
-
-// Columns padded to their widest cell, two spaces apart: the leading name
-// columns left-aligned, the numbers right-aligned so digits line up.
-class Table {
-public:
-    explicit Table(size_t name_columns = 1) : name_columns_(name_columns) {}
-    void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
-
-    std::string render() const {
-        std::vector<size_t> widths;
-        for (const auto& row : rows_) {
-            widths.resize(std::max(widths.size(), row.size()), 0);
-            for (size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], row[i].size());
-        }
-        std::string out;
-        for (const auto& row : rows_) {
-            std::string line;
-            for (size_t i = 0; i < row.size(); ++i) {
-                if (i > 0) line += "  ";
-                std::string padding(widths[i] - row[i].size(), ' ');
-                line += i < name_columns_ ? row[i] + padding : padding + row[i];
-            }
-            line.erase(line.find_last_not_of(' ') + 1);
-            out += line;
-            out += '\n';
-        }
-        return out;
-    }
-
-private:
-    size_t name_columns_;
-    std::vector<std::vector<std::string>> rows_;
-};
 
 // One row of the location table, for a location or for the totals.
 std::vector<std::string> location_row(const std::string& name, uint64_t requests,
@@ -263,6 +175,19 @@ std::string servers_table(const json& previous, const json& current, double inte
     return table.render();
 }
 
+// Each upstream's queue (requests waiting for a server below
+// max_connections): waiting now, and answered 503 after connect_timeout.
+std::string upstreams_table(const json& current) {
+    const json& upstreams = member(current, "upstreams");
+    if (!upstreams.is_array() || upstreams.empty()) return {};
+    Table table;
+    table.add({"upstream", "queued", "queue 503s"});
+    for (const json& upstream : upstreams)
+        table.add({text_at(upstream, "name"), std::to_string(count_at(upstream, "queued")),
+                   std::to_string(count_at(upstream, "queue_timeouts"))});
+    return table.render();
+}
+
 std::string summary_line(const json& current) {
     const json& totals = member(current, "totals");
     size_t live = 0;
@@ -278,28 +203,38 @@ std::string summary_line(const json& current) {
     return line + "\n";
 }
 
+// TLS handshakes since the start or the reset, and how long the completed
+// ones took from the accept (zeros and "-" without [tls]).
+std::string tls_line(const json& current) {
+    const json& totals = member(current, "totals");
+    const json& handshakes = member(totals, "tls_handshakes");
+    const json& time = member(totals, "tls_handshake_time");
+    return "tls handshakes " + std::to_string(count_at(handshakes, "full")) + " full, " +
+           std::to_string(count_at(handshakes, "resumed")) + " resumed, " +
+           std::to_string(count_at(handshakes, "failed")) + " failed;  handshake ms p50 " +
+           percentile(time, "p50") + ", p99 " + percentile(time, "p99") + "\n";
+}
+
 }  // namespace
 
 std::string render_stats_table(const json& previous_or_null, const json& current,
                                double interval_seconds) {
     std::string out = summary_line(current);
+    out += tls_line(current);
     out += '\n';
     out += locations_table(previous_or_null, current, interval_seconds);
-    out += "times in ms: rt request, urt upstream, ovh proxy overhead (rt - urt)\n";
-    std::string servers = servers_table(previous_or_null, current, interval_seconds);
-    if (!servers.empty()) {
+    out += "times in ms: rt request, urt upstream, ovh proxy overhead (rt - urt); "
+           "location \"-\": requests answered without one\n";
+    for (const std::string& table : {servers_table(previous_or_null, current, interval_seconds),
+                                     upstreams_table(current)}) {
+        if (table.empty()) continue;
         out += '\n';
-        out += servers;
+        out += table;
     }
     return out;
 }
 
 namespace {
-
-// ---- fetching /stats -------------------------------------------------------
-
-constexpr int timeout_ms = 2000;
-constexpr const char* hint = " — is [metrics] listen set and portico running?";
 
 // Set by SIGINT/SIGTERM; the handler is installed without SA_RESTART so a
 // blocked connect, poll, recv or sleep returns at once with EINTR.
@@ -309,252 +244,13 @@ void request_stop(int) {
     stop_requested = 1;
 }
 
-struct Url {
-    std::string text;  // normalised, ending in the /stats path, for messages
-    std::string host;  // as written, for the Host header
-    sockaddr_storage address{};
-    socklen_t length = 0;
-    std::string path;
-};
-
-// http://HOST[:PORT][/PATH] with HOST an IPv4 literal, [IPv6] or localhost:
-// the metrics listener is configured with an address, so no DNS is needed.
-// PATH defaults to /stats, and /stats is added to one that lacks it.
-std::optional<Url> parse_url(const std::string& text, std::string& error) {
-    const std::string scheme = "http://";
-    if (text.rfind(scheme, 0) != 0) {
-        error = "--url '" + text +
-                "': only http://HOST:PORT is supported (the metrics listener speaks plain HTTP)";
-        return std::nullopt;
-    }
-    std::string rest = text.substr(scheme.size());
-    size_t slash = rest.find('/');
-    std::string authority = rest.substr(0, slash);
-    std::string path = slash == std::string::npos ? "" : rest.substr(slash);
-    while (!path.empty() && path.back() == '/') path.pop_back();
-    if (path.size() < 6 || path.compare(path.size() - 6, 6, "/stats") != 0) path += "/stats";
-
-    std::string host, port = "80";
-    if (!authority.empty() && authority[0] == '[') {
-        size_t close = authority.find(']');
-        if (close == std::string::npos) {
-            error = "--url '" + text + "': missing ']' after the IPv6 address";
-            return std::nullopt;
-        }
-        host = authority.substr(1, close - 1);
-        if (close + 1 < authority.size()) {
-            if (authority[close + 1] != ':') {
-                error = "--url '" + text + "': expected ':PORT' after ']'";
-                return std::nullopt;
-            }
-            port = authority.substr(close + 2);
-        }
-    } else {
-        size_t colon = authority.rfind(':');
-        host = authority.substr(0, colon);
-        if (colon != std::string::npos) port = authority.substr(colon + 1);
-    }
-    char* end = nullptr;
-    unsigned long number = std::strtoul(port.c_str(), &end, 10);
-    if (port.empty() || *end != '\0' || number == 0 || number > 65535) {
-        error = "--url '" + text + "': port '" + port + "' is not a number 1..65535";
-        return std::nullopt;
-    }
-
-    Url url;
-    url.host = authority;
-    url.path = path;
-    url.text = scheme + authority + path;
-    auto port_be = htons(static_cast<uint16_t>(number));
-    std::string literal = host == "localhost" ? "127.0.0.1" : host;
-    auto* v4 = reinterpret_cast<sockaddr_in*>(&url.address);
-    auto* v6 = reinterpret_cast<sockaddr_in6*>(&url.address);
-    if (inet_pton(AF_INET, literal.c_str(), &v4->sin_addr) == 1) {
-        v4->sin_family = AF_INET;
-        v4->sin_port = port_be;
-        url.length = sizeof(sockaddr_in);
-    } else if (inet_pton(AF_INET6, literal.c_str(), &v6->sin6_addr) == 1) {
-        v6->sin6_family = AF_INET6;
-        v6->sin6_port = port_be;
-        url.length = sizeof(sockaddr_in6);
-    } else {
-        error = "--url '" + text + "': host '" + host +
-                "' is not an IP address or localhost (use the [metrics] listen address)";
-        return std::nullopt;
-    }
-    return url;
-}
-
-// Connects within timeout_ms: a non-blocking connect waited on with poll,
-// since a blocking connect() to a dropped SYN would hang for minutes.
-core::UniqueFd connect_to(const Url& url, std::string& error) {
-    core::UniqueFd fd(
-        ::socket(url.address.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
-    if (!fd) {
-        error = std::string("socket: ") + std::strerror(errno);
-        return {};
-    }
-    if (::connect(fd.get(), reinterpret_cast<const sockaddr*>(&url.address), url.length) != 0) {
-        if (errno != EINPROGRESS) {
-            error = "cannot reach " + url.text + ": " + std::strerror(errno) + hint;
-            return {};
-        }
-        pollfd ready{.fd = fd.get(), .events = POLLOUT, .revents = 0};
-        int polled = ::poll(&ready, 1, timeout_ms);
-        if (polled <= 0) {
-            error = "cannot reach " + url.text + ": " +
-                    (polled == 0 ? std::string("no answer within 2 s") : std::strerror(errno)) +
-                    hint;
-            return {};
-        }
-        int failure = 0;
-        socklen_t size = sizeof failure;
-        ::getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &failure, &size);
-        if (failure != 0) {
-            error = "cannot reach " + url.text + ": " + std::strerror(failure) + hint;
-            return {};
-        }
-    }
-    // From here on a plain blocking socket, each send and recv bounded.
-    ::fcntl(fd.get(), F_SETFL, ::fcntl(fd.get(), F_GETFL) & ~O_NONBLOCK);
-    timeval limit{.tv_sec = timeout_ms / 1000, .tv_usec = 0};
-    ::setsockopt(fd.get(), SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
-    ::setsockopt(fd.get(), SOL_SOCKET, SO_SNDTIMEO, &limit, sizeof limit);
-    return fd;
-}
-
-// A chunked body, once all of it is there; nullopt while it is not (or if
-// it is malformed, which then shows up at EOF as "incomplete").
-std::optional<std::string> dechunk(std::string_view body) {
-    std::string out;
-    size_t at = 0;
-    for (;;) {
-        size_t line_end = body.find("\r\n", at);
-        if (line_end == std::string_view::npos) return std::nullopt;
-        std::string size_text(body.substr(at, line_end - at));
-        char* end = nullptr;
-        unsigned long size = std::strtoul(size_text.c_str(), &end, 16);
-        if (end == size_text.c_str()) return std::nullopt;
-        at = line_end + 2;
-        if (size == 0) return out;  // trailers, if any, are of no interest
-        if (body.size() < at + size + 2) return std::nullopt;
-        out.append(body.substr(at, size));
-        at += size + 2;
-    }
-}
-
-struct Response {
-    int status = 0;
-    std::string reason;
-    std::string body;
-};
-
-// Splits head and body; true once the body is complete (Content-Length,
-// chunked, or EOF for neither).
-bool parse_response(const std::string& raw, bool at_eof, Response& response) {
-    size_t head_end = raw.find("\r\n\r\n");
-    if (head_end == std::string::npos) return false;
-    std::string head = raw.substr(0, head_end);
-    std::string_view body = std::string_view(raw).substr(head_end + 4);
-    // HTTP/1.1 200 OK
-    if (head.size() < 12 || head.rfind("HTTP/1.", 0) != 0) return false;
-    response.status = std::atoi(head.c_str() + 9);
-    size_t line_end = head.find("\r\n");
-    response.reason =
-        head.size() > 13
-            ? head.substr(13, line_end == std::string::npos ? std::string::npos : line_end - 13)
-            : "";
-    std::optional<size_t> content_length;
-    bool chunked = false;
-    for (size_t at = line_end; at != std::string::npos && at < head.size();) {
-        size_t start = at + 2, end = head.find("\r\n", start);
-        std::string line =
-            head.substr(start, end == std::string::npos ? std::string::npos : end - start);
-        std::string lower = line;
-        std::transform(lower.begin(), lower.end(), lower.begin(),
-                       [](unsigned char c) { return std::tolower(c); });
-        if (lower.rfind("content-length:", 0) == 0)
-            content_length = std::strtoull(line.c_str() + 15, nullptr, 10);
-        else if (lower.rfind("transfer-encoding:", 0) == 0 &&
-                 lower.find("chunked") != std::string::npos)
-            chunked = true;
-        at = end;
-    }
-    if (chunked) {
-        std::optional<std::string> whole = dechunk(body);
-        if (!whole) return false;
-        response.body = std::move(*whole);
-        return true;
-    }
-    if (content_length) {
-        if (body.size() < *content_length) return false;
-        response.body = std::string(body.substr(0, *content_length));
-        return true;
-    }
-    if (!at_eof) return false;
-    response.body = std::string(body);
-    return true;
-}
-
-std::optional<std::string> fetch_stats(const Url& url, std::string& error) {
-    core::UniqueFd fd = connect_to(url, error);
-    if (!fd) return std::nullopt;
-    std::string request = "GET " + url.path + " HTTP/1.1\r\nHost: " + url.host +
-                          "\r\nAccept: application/json\r\nUser-Agent: portico-stats\r\n"
-                          "Connection: close\r\n\r\n";
-    for (size_t sent = 0; sent < request.size();) {
-        ssize_t n = ::send(fd.get(), request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
-        if (n < 0) {
-            error = "cannot send to " + url.text + ": " +
-                    (errno == EAGAIN ? std::string("timed out after 2 s") : std::strerror(errno));
-            return std::nullopt;
-        }
-        sent += static_cast<size_t>(n);
-    }
-    std::string raw;
-    Response response;
-    for (;;) {
-        char buffer[16384];
-        ssize_t n = ::recv(fd.get(), buffer, sizeof buffer, 0);
-        if (n < 0) {
-            error = url.text + ": " +
-                    (errno == EAGAIN ? std::string("no answer within 2 s") : std::strerror(errno));
-            return std::nullopt;
-        }
-        raw.append(buffer, static_cast<size_t>(n));
-        if (parse_response(raw, n == 0, response)) break;
-        if (n == 0) {
-            error = url.text + ": the connection closed before a whole HTTP response arrived" +
-                    " — is that portico's [metrics] listen address?";
-            return std::nullopt;
-        }
-    }
-    if (response.status != 200) {
-        error = url.text + " answered " + std::to_string(response.status) + " " + response.reason +
-                " — is that portico's [metrics] listen address?";
-        return std::nullopt;
-    }
-    return std::move(response.body);
-}
-
-std::optional<json> read_stats(const Url& url, std::string& error) {
-    std::optional<std::string> body = fetch_stats(url, error);
-    if (!body) return std::nullopt;
-    json document = json::parse(*body, nullptr, false);
-    if (document.is_discarded() || !document.is_object()) {
-        error = url.text +
-                " did not return a JSON object — is that portico's [metrics] listen address?";
-        return std::nullopt;
-    }
-    return document;
-}
-
 // ---- the command -----------------------------------------------------------
 
 constexpr const char* usage =
-    "usage: portico stats [--url http://127.0.0.1:9145] [--watch 1s]\n"
+    "usage: portico stats [--url http://127.0.0.1:9145] [--watch 1s | --compare A B]\n"
     "  --url URL      the [metrics] listen address (default http://127.0.0.1:9145)\n"
-    "  --watch TIME   redraw every TIME (1s, 500ms, 2) with req/s, until Ctrl-C\n";
+    "  --watch TIME   redraw every TIME (1s, 500ms, 2) with req/s, until Ctrl-C\n"
+    "  --compare A B  the snapshots A and B (POST /stats/snapshot?name=A) side by side\n";
 
 // "1s", "500ms", "2m" as in the config, or a plain number of seconds ("0.5").
 std::optional<double> parse_interval(const std::string& text) {
@@ -582,7 +278,7 @@ std::string clock_text() {
     return buffer;
 }
 
-int watch(const Url& url, double interval) {
+int watch(const MetricsUrl& url, double interval) {
     struct sigaction action {};
     action.sa_handler = request_stop;
     sigemptyset(&action.sa_mask);
@@ -594,7 +290,7 @@ int watch(const Url& url, double interval) {
     auto previous_time = std::chrono::steady_clock::now();
     while (!stop_requested) {
         std::string error;
-        std::optional<json> current = read_stats(url, error);
+        std::optional<json> current = read_json_object(url, error);
         auto now = std::chrono::steady_clock::now();
         if (stop_requested) break;             // the read was cut short by Ctrl-C: no error to show
         std::string screen = "\x1b[H\x1b[2J";  // home, clear: redraw in place
@@ -624,6 +320,7 @@ int watch(const Url& url, double interval) {
 int run_stats_command(int argc, char** argv) {
     std::string url_text = "http://127.0.0.1:9145";
     std::optional<double> interval;
+    std::optional<std::pair<std::string, std::string>> compared;
     for (int i = 1; i < argc; ++i) {
         std::string arg = argv[i];
         auto value_of = [&](const std::string& option) -> std::optional<std::string> {
@@ -645,25 +342,44 @@ int run_stats_command(int argc, char** argv) {
                     every->c_str());
                 return 2;
             }
+        } else if (arg == "--compare" && i + 2 < argc) {
+            compared.emplace(argv[i + 1], argv[i + 2]);
+            i += 2;
+            for (const std::string& name : {compared->first, compared->second}) {
+                if (metrics::valid_snapshot_name(name)) continue;
+                std::fprintf(stderr,
+                             "portico stats: snapshot name '%s' is not 1 to 64 of A-Z a-z 0-9 . _ -\n",
+                             name.c_str());
+                return 2;
+            }
         } else {
             std::fprintf(stderr, "portico stats: unknown argument '%s'\n%s", arg.c_str(), usage);
             return 2;
         }
     }
+    if (interval && compared) {
+        std::fprintf(stderr, "portico stats: --watch and --compare do not go together\n%s", usage);
+        return 2;
+    }
     std::string error;
-    std::optional<Url> url = parse_url(url_text, error);
+    std::optional<MetricsUrl> url = parse_metrics_url(url_text, error);
     if (!url) {
         std::fprintf(stderr, "portico stats: %s\n", error.c_str());
         return 2;
     }
     if (interval) return watch(*url, *interval);
 
-    std::optional<json> current = read_stats(*url, error);
-    if (!current) {
+    // Names are checked above, so they need no percent-encoding.
+    MetricsUrl target =
+        compared ? url->at("/compare?a=" + compared->first + "&b=" + compared->second) : *url;
+    std::optional<json> document = read_json_object(target, error);
+    if (!document) {
         std::fprintf(stderr, "portico stats: %s\n", error.c_str());
         return 1;
     }
-    std::fputs(render_stats_table(json(), *current, 0.0).c_str(), stdout);
+    std::string table =
+        compared ? render_compare_table(*document) : render_stats_table(json(), *document, 0.0);
+    std::fputs(table.c_str(), stdout);
     return 0;
 }
 

@@ -1,6 +1,8 @@
-// `portico stats [--url http://127.0.0.1:9145] [--watch 1s]`: the metrics
-// listener's GET /stats as tables for a terminal, one row per location and
-// one per upstream server.
+// `portico stats [--url http://127.0.0.1:9145] [--watch 1s | --compare A B]`:
+// the metrics listener's GET /stats as tables for a terminal: one row per
+// location ("-" for requests answered without one), one per upstream
+// server, and one per upstream for its queue; or, with --compare, two saved
+// snapshots side by side (compare_table.hpp).
 #pragma once
 
 #include <nlohmann/json_fwd.hpp>

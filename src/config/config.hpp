@@ -4,11 +4,13 @@
 #pragma once
 
 #include <sys/socket.h>
+#include <sys/types.h>
 
 #include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -26,8 +28,22 @@ struct SourcePosition {
 // "127.0.0.1:8080", "[::1]:8080", "localhost:3000" (upstream servers only).
 struct SocketAddress {
     sockaddr_storage storage{};
-    socklen_t length = 0;
-    std::string text;  // as written in the file, for logs and metric labels
+    socklen_t length = 0;  // 0: a host name the workers look up (an upstream with `resolve`)
+    std::string text;      // as written in the file, for logs and metric labels
+    // A host name as written ("app"), with its port: what the workers look
+    // up again every `resolve`. Empty for IP literals.
+    std::string host;
+    uint16_t port = 0;
+
+    bool resolved_by_workers() const { return length == 0 && !host.empty(); }
+};
+
+// user = "NAME": resolved when the file is read, so `portico -t` already
+// knows whether the user exists.
+struct RunAsUser {
+    std::string name;
+    uid_t uid = 0;
+    gid_t gid = 0;  // the user's own (primary) group
 };
 
 struct ServerConfig {
@@ -43,6 +59,7 @@ struct ServerConfig {
     uint64_t max_body_bytes = 16 * 1024 * 1024;
     Duration shutdown_timeout{std::chrono::seconds(30)};
     std::string server_header = "portico";
+    std::optional<RunAsUser> user;  // workers switch to it (when started as root)
 };
 
 enum class LogLevel { trace, debug, info, warn, error };
@@ -55,6 +72,34 @@ struct LogConfig {
     AccessFormat access_format = AccessFormat::combined;
 };
 
+// One certificate chain and its key, as PEM files (absolute paths).
+struct CertificateFiles {
+    std::string cert;  // the leaf first, then its intermediates
+    std::string key;
+    SourcePosition where;  // of the { cert, key } entry, for messages
+};
+
+// Mozilla's "intermediate" TLS 1.2 suites (TLS 1.3's are OpenSSL's defaults).
+inline constexpr std::string_view intermediate_ciphers =
+    "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:"
+    "ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:"
+    "ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305:"
+    "DHE-RSA-AES128-GCM-SHA256:DHE-RSA-AES256-GCM-SHA384:DHE-RSA-CHACHA20-POLY1305";
+
+struct TlsConfig {
+    std::vector<SocketAddress> listen;  // beside [server] listen, which stays cleartext
+    std::vector<CertificateFiles> certificates;  // the first is the default
+    bool tls12 = true;
+    bool tls13 = true;
+    std::string ciphers{intermediate_ciphers};
+    SourcePosition ciphers_where;
+    bool session_tickets = true;
+    Duration handshake_timeout{std::chrono::seconds(10)};
+    // Requests on the cleartext listeners are sent to https (301 or 308),
+    // except the ACME challenges.
+    bool redirect_http = false;
+};
+
 struct MetricsConfig {
     SocketAddress listen;
 };
@@ -64,8 +109,11 @@ enum class Balance { round_robin, least_conn, ip_hash };
 struct UpstreamConfig {
     std::string name;  // the table name, or the URL of an inline upstream
     std::vector<SocketAddress> servers;
+    // How often each worker looks the host names in `servers` up again,
+    // every address then a server; 0: once, by the master, at load.
+    Duration resolve{0};
     Balance balance = Balance::round_robin;
-    uint32_t keepalive = 32;
+    uint32_t keepalive = 32;  // unless set: max_connections when that is set
     // Connections open or opening per worker per server; 0 = no limit. Past
     // it, requests wait in a queue (HAProxy's server maxconn).
     uint32_t max_connections = 0;
@@ -112,6 +160,7 @@ struct Config {
     ServerConfig server;
     LogConfig log;
     std::optional<MetricsConfig> metrics;
+    std::optional<TlsConfig> tls;
     std::vector<std::pair<std::string, std::string>> mime;  // extension (no dot) -> type
     std::vector<UpstreamConfig> upstreams;  // named ones in file order, then inline ones
     std::vector<LocationConfig> locations;  // in file order

@@ -58,6 +58,9 @@ void read_top_level(const toml::table& root, LoadContext& context, Config& confi
     if (const toml::node* metrics = top.get("metrics")) {
         read_metrics(*metrics, context, config.server, config.metrics);
     }
+    if (const toml::node* tls = top.get("tls")) {
+        read_tls(*tls, context, config.server, config.tls);
+    }
     if (const toml::node* mime = top.get("mime")) {
         read_mime(*mime, context, config.mime);
     }

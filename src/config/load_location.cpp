@@ -269,6 +269,12 @@ LocationConfig read_location(const toml::table& table, size_t number, LoadContex
     location.name = location.pattern;
     if (reader.read_string("name", location.name) && location.name.empty()) {
         reader.wrong("name", "a non-empty label");
+    } else if (location.name == "-") {
+        // The counters and the access log label requests without a location "-".
+        const toml::node* name = reader.get("name");
+        context.diagnostics.error(name ? name->source() : table.source(),
+                                  label + ": the name \"-\" is kept for requests that match no "
+                                          "location; set another name");
     }
     reader.read_bool("stop_regex", location.stop_regex);
     read_root(reader, label, context, location);

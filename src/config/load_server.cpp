@@ -1,10 +1,14 @@
 // [server], [log], [metrics] and [mime].
 #include <netinet/in.h>
+#include <pwd.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cstring>
 #include <thread>
+#include <vector>
 
 #include "config/sections.hpp"
 
@@ -32,6 +36,37 @@ void read_workers(TableReader& reader, unsigned& workers) {
     reader.read_bounded("workers", workers, 1u, max_workers);
 }
 
+// Looked up now, in the passwd database (files, LDAP, whatever NSS says), so
+// an unknown name is a config error with its line rather than a worker that
+// cannot start.
+void read_user(TableReader& reader, std::optional<RunAsUser>& user) {
+    std::string name;
+    if (!reader.read_string("user", name)) {
+        return;
+    }
+    if (name.empty()) {
+        reader.wrong("user", "a user name");
+        return;
+    }
+    long suggested = sysconf(_SC_GETPW_R_SIZE_MAX);
+    std::vector<char> buffer(suggested > 0 ? static_cast<size_t>(suggested) : 16384);
+    struct passwd entry;
+    struct passwd* found = nullptr;
+    int error;
+    while ((error = getpwnam_r(name.c_str(), &entry, buffer.data(), buffer.size(), &found)) ==
+           ERANGE)
+        buffer.resize(buffer.size() * 2);
+    // glibc says "not found" with 0 and no entry; other NSS modules with ENOENT.
+    if (error != 0 && error != ENOENT) {
+        reader.report("user", *reader.get("user"),
+                      "cannot look up user '" + name + "': " + std::strerror(error));
+    } else if (!found) {
+        reader.report("user", *reader.get("user"), "no such user '" + name + "'");
+    } else {
+        user = RunAsUser{name, entry.pw_uid, entry.pw_gid};
+    }
+}
+
 // The words in `destinations` name streams, not files; anything else is a
 // file, relative to the config folder. A stream word that belongs to the
 // other log ("off" for the error log) is refused rather than taken as a file
@@ -55,15 +90,6 @@ void read_log_target(TableReader& reader, std::string_view key,
         return;
     }
     out = destination ? text : resolve_path(context, text);
-}
-
-bool same_socket(const SocketAddress& a, const SocketAddress& b) {
-    return a.length == b.length && std::memcmp(&a.storage, &b.storage, a.length) == 0;
-}
-
-bool is_port_zero(const SocketAddress& address) {
-    // sin_port and sin6_port sit at the same offset.
-    return reinterpret_cast<const sockaddr_in&>(address.storage).sin_port == 0;
 }
 
 void read_mime_entry(const toml::key& key, const toml::node& value, LoadContext& context,
@@ -99,6 +125,15 @@ void read_mime_entry(const toml::key& key, const toml::node& value, LoadContext&
 
 }  // namespace
 
+bool same_socket(const SocketAddress& a, const SocketAddress& b) {
+    return a.length == b.length && std::memcmp(&a.storage, &b.storage, a.length) == 0;
+}
+
+bool is_port_zero(const SocketAddress& address) {
+    // sin_port and sin6_port sit at the same offset.
+    return reinterpret_cast<const sockaddr_in&>(address.storage).sin_port == 0;
+}
+
 void read_server(const toml::node* node, LoadContext& context, ServerConfig& server) {
     if (!node) {
         context.diagnostics.error(SourcePosition{1, 1},
@@ -112,7 +147,7 @@ void read_server(const toml::node* node, LoadContext& context, ServerConfig& ser
     }
     TableReader reader(*table, "server.", "[server]", context.diagnostics);
     if (reader.require("listen", "listen = [\"127.0.0.1:8080\"]")) {
-        reader.read_addresses("listen", server.listen, false);
+        reader.read_addresses("listen", server.listen, HostNames::refused);
     }
     read_workers(reader, server.workers);
     reader.read_bounded("max_connections", server.max_connections, 1u, UINT32_MAX);
@@ -130,6 +165,7 @@ void read_server(const toml::node* node, LoadContext& context, ServerConfig& ser
     // Zero is allowed: stop at once without draining.
     reader.read_duration("shutdown_timeout", server.shutdown_timeout);
     read_header_value(reader, "server_header", server.server_header);
+    read_user(reader, server.user);
     reader.finish();
 }
 
@@ -161,7 +197,7 @@ void read_metrics(const toml::node& node, LoadContext& context, const ServerConf
     TableReader reader(*table, "metrics.", "[metrics]", context.diagnostics);
     MetricsConfig read;
     if (reader.require("listen", "listen = \"127.0.0.1:9145\"") &&
-        reader.read_address("listen", read.listen, false)) {
+        reader.read_address("listen", read.listen, HostNames::refused)) {
         // With SO_REUSEPORT both binds would succeed and the kernel would
         // spread client requests onto the metrics listener.
         for (const SocketAddress& address : server.listen) {

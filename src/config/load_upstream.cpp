@@ -8,21 +8,39 @@ namespace portico::config {
 
 namespace {
 
+constexpr Duration minimum_resolve{100};
+
 void read_upstream(const std::string& name, const toml::table& table, LoadContext& context,
                    UpstreamConfig& upstream) {
     std::string label = "upstream." + name;
     TableReader reader(table, label + ".", "[" + label + "]", context.diagnostics);
+    // Before `servers`: it decides when their host names are looked up.
+    // Every worker queries the DNS each interval: below 100ms that is a
+    // flood, not freshness.
+    if (reader.read_duration("resolve", upstream.resolve) && upstream.resolve > Duration::zero() &&
+        upstream.resolve < minimum_resolve) {
+        reader.wrong("resolve", "\"0s\" (resolve at load only) or at least \"100ms\"");
+        upstream.resolve = Duration::zero();
+    }
     if (reader.require("servers", "servers = [\"127.0.0.1:3000\"]")) {
-        reader.read_addresses("servers", upstream.servers, true);
+        HostNames host_names =
+            upstream.resolve > Duration::zero() ? HostNames::resolve_later : HostNames::resolve_now;
+        reader.read_addresses("servers", upstream.servers, host_names);
     }
     reader.read_choice("balance", upstream.balance,
                        {{"round_robin", Balance::round_robin},
                         {"least_conn", Balance::least_conn},
                         {"ip_hash", Balance::ip_hash}});
     // 0 = no pooling: every request opens a fresh connection.
-    reader.read_bounded("keepalive", upstream.keepalive, 0u, UINT32_MAX);
+    bool keepalive_set = reader.read_bounded("keepalive", upstream.keepalive, 0u, UINT32_MAX);
     // 0 = no limit; otherwise requests beyond it wait (at most connect_timeout).
     reader.read_bounded("max_connections", upstream.max_connections, 0u, UINT32_MAX);
+    // Every connection the limit lets open may stay pooled: a smaller
+    // default would close, above it, connections the next burst reopens.
+    // (More than max_connections could never be idle at once.)
+    if (!keepalive_set && upstream.max_connections > 0) {
+        upstream.keepalive = upstream.max_connections;
+    }
     reader.read_duration("idle_timeout", upstream.idle_timeout);
     constexpr Duration positive{1};
     reader.read_duration("connect_timeout", upstream.connect_timeout, positive);
@@ -68,7 +86,7 @@ std::optional<size_t> inline_upstream(std::string_view url, const toml::node& va
     std::optional<std::string> authority = proxy_authority(url, why);
     std::optional<SocketAddress> server;
     if (authority) {
-        server = parse_socket_address(*authority, true, why);
+        server = parse_socket_address(*authority, HostNames::resolve_now, why);
     }
     if (!server) {
         context.diagnostics.error(value.source(),

@@ -30,6 +30,11 @@ bool is_header_value(std::string_view text);
 // A string that passes is_header_value; `out` is left alone otherwise.
 bool read_header_value(TableReader& reader, std::string_view key, std::string& out);
 
+// The same IP and port (listen entries that would share one socket).
+bool same_socket(const SocketAddress& a, const SocketAddress& b);
+// Port 0: any free port, never the same socket as another entry.
+bool is_port_zero(const SocketAddress& address);
+
 // The table at `node`, or an error saying what `name` should have been.
 const toml::table* expect_table(const toml::node& node, std::string_view name,
                                 LoadContext& context);
@@ -38,6 +43,8 @@ void read_server(const toml::node* node, LoadContext& context, ServerConfig& ser
 void read_log(const toml::node& node, LoadContext& context, LogConfig& log);
 void read_metrics(const toml::node& node, LoadContext& context, const ServerConfig& server,
                   std::optional<MetricsConfig>& metrics);
+void read_tls(const toml::node& node, LoadContext& context, const ServerConfig& server,
+              std::optional<TlsConfig>& tls);
 void read_mime(const toml::node& node, LoadContext& context,
                std::vector<std::pair<std::string, std::string>>& mime);
 

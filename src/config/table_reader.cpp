@@ -257,26 +257,26 @@ bool TableReader::read_string_array(std::string_view key, std::vector<std::strin
 
 std::optional<SocketAddress> TableReader::address_from(std::string_view key,
                                                        const toml::node& value,
-                                                       bool allow_hostname) {
+                                                       HostNames host_names) {
     const auto* text = value.as_string();
     if (!text) {
-        wrong(key, value, allow_hostname ? "\"host:port\"" : "\"IP:port\"");
+        wrong(key, value, host_names == HostNames::refused ? "\"IP:port\"" : "\"host:port\"");
         return std::nullopt;
     }
     std::string why;
-    auto address = parse_socket_address(text->get(), allow_hostname, why);
+    auto address = parse_socket_address(text->get(), host_names, why);
     if (!address) {
         report(key, value, describe(value) + ": " + why);
     }
     return address;
 }
 
-bool TableReader::read_address(std::string_view key, SocketAddress& out, bool allow_hostname) {
+bool TableReader::read_address(std::string_view key, SocketAddress& out, HostNames host_names) {
     const toml::node* value = get(key);
     if (!value) {
         return false;
     }
-    auto address = address_from(key, *value, allow_hostname);
+    auto address = address_from(key, *value, host_names);
     if (address) {
         out = std::move(*address);
     }
@@ -284,7 +284,7 @@ bool TableReader::read_address(std::string_view key, SocketAddress& out, bool al
 }
 
 bool TableReader::read_addresses(std::string_view key, std::vector<SocketAddress>& out,
-                                 bool allow_hostname) {
+                                 HostNames host_names) {
     const toml::node* value = get(key);
     if (!value) {
         return false;
@@ -296,7 +296,7 @@ bool TableReader::read_addresses(std::string_view key, std::vector<SocketAddress
     }
     std::vector<SocketAddress> addresses;
     for (const toml::node& element : *array) {
-        if (auto address = address_from(key, element, allow_hostname)) {
+        if (auto address = address_from(key, element, host_names)) {
             addresses.push_back(std::move(*address));
         }
     }

@@ -14,6 +14,7 @@
 #include <toml++/toml.h>
 
 #include "config/config.hpp"
+#include "config/units.hpp"
 
 namespace portico::config {
 
@@ -71,10 +72,11 @@ public:
     bool read_duration(std::string_view key, Duration& out, Duration min = Duration::zero());
     bool read_size(std::string_view key, uint64_t& out, uint64_t min, uint64_t max);
     bool read_string_array(std::string_view key, std::vector<std::string>& out);
-    // "host:port"; host names (resolved now) only with allow_hostname.
-    bool read_address(std::string_view key, SocketAddress& out, bool allow_hostname);
+    // "host:port"; a host name as `host_names` says.
+    bool read_address(std::string_view key, SocketAddress& out, HostNames host_names);
     // A non-empty array of "host:port".
-    bool read_addresses(std::string_view key, std::vector<SocketAddress>& out, bool allow_hostname);
+    bool read_addresses(std::string_view key, std::vector<SocketAddress>& out,
+                        HostNames host_names);
 
     // Reports a missing required key at the table's position.
     bool require(std::string_view key, std::string_view example);
@@ -121,7 +123,7 @@ public:
 private:
     bool read_integer(std::string_view key, int64_t& out, int64_t min, int64_t max);
     std::optional<SocketAddress> address_from(std::string_view key, const toml::node& value,
-                                              bool allow_hostname);
+                                              HostNames host_names);
 
     const toml::table& table_;
     std::string field_prefix_;

@@ -4,7 +4,9 @@
 #include <netdb.h>
 #include <netinet/in.h>
 
+#include <algorithm>
 #include <array>
+#include <cctype>
 #include <charconv>
 #include <cstring>
 #include <limits>
@@ -111,6 +113,29 @@ std::optional<SocketAddress> resolve_hostname(const std::string& host, uint16_t 
     }
     SocketAddress address = make_address(found->ai_addr, found->ai_addrlen, text);
     freeaddrinfo(found);
+    address.host = host;
+    address.port = port;
+    return address;
+}
+
+// What a DNS name may hold (RFC 1123 labels), plus '_': Docker Compose
+// service names may have one, and Docker's DNS answers them. The rest
+// (spaces, a scheme, a path) is a typo better reported by `portico -t` than
+// by every worker's lookups.
+bool is_host_name(std::string_view host) {
+    if (host.empty() || host.size() > 253 || host.front() == '.' || host.front() == '-') {
+        return false;
+    }
+    return std::all_of(host.begin(), host.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
+    });
+}
+
+SocketAddress host_name_address(const std::string& host, uint16_t port, std::string_view text) {
+    SocketAddress address;
+    address.text = std::string(text);
+    address.host = host;
+    address.port = port;
     return address;
 }
 
@@ -152,8 +177,15 @@ std::optional<uint64_t> parse_size(std::string_view text) {
     return parse_scaled(text, units, std::numeric_limits<uint64_t>::max());
 }
 
-std::optional<SocketAddress> parse_socket_address(std::string_view text, bool allow_hostname,
+std::optional<SocketAddress> parse_socket_address(std::string_view text, HostNames host_names,
                                                   std::string& why) {
+    // `proxy = "http://..."` invites `servers = ["http://..."]`: say so,
+    // rather than that the colons make it look like IPv6 without brackets.
+    if (size_t scheme_end = text.find("://"); scheme_end != std::string_view::npos) {
+        why = "expected \"host:port\", not a URL: without \"" +
+              std::string(text.substr(0, scheme_end + 3)) + "\"";
+        return std::nullopt;
+    }
     std::string host;
     std::string_view port_text;
     bool bracketed = text.starts_with('[');
@@ -193,16 +225,25 @@ std::optional<SocketAddress> parse_socket_address(std::string_view text, bool al
     if (auto address = ipv4_literal(host, *port, text)) {
         return address;
     }
-    if (!allow_hostname) {
+    switch (host_names) {
+    case HostNames::refused:
         why = "'" + host + "' is not an IP address (only upstream servers may use host names)";
         return std::nullopt;
+    case HostNames::resolve_now:
+        return resolve_hostname(host, *port, text, why);
+    case HostNames::resolve_later:
+        if (!is_host_name(host)) {
+            why = "'" + host + "' is not a host name (letters, digits, '-', '_' and '.')";
+            return std::nullopt;
+        }
+        return host_name_address(host, *port, text);
     }
-    return resolve_hostname(host, *port, text, why);
+    return std::nullopt;
 }
 
-std::optional<SocketAddress> parse_socket_address(std::string_view text, bool allow_hostname) {
+std::optional<SocketAddress> parse_socket_address(std::string_view text, HostNames host_names) {
     std::string ignored;
-    return parse_socket_address(text, allow_hostname, ignored);
+    return parse_socket_address(text, host_names, ignored);
 }
 
 }  // namespace portico::config

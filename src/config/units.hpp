@@ -19,13 +19,23 @@ std::optional<Duration> parse_duration(std::string_view text);
 // nullopt on anything else or on overflow.
 std::optional<uint64_t> parse_size(std::string_view text);
 
-// "127.0.0.1:8080", "[::1]:8080"; with allow_hostname, "localhost:3000" is
-// resolved (getaddrinfo, first result) at load time.
-std::optional<SocketAddress> parse_socket_address(std::string_view text, bool allow_hostname);
+// What a host name (rather than an IP literal) in an address becomes.
+enum class HostNames {
+    refused,      // listening addresses: IP literals only
+    resolve_now,  // looked up at load (getaddrinfo, first result)
+    // Only checked: the workers look it up, and again every `resolve`. So
+    // `portico -t` makes no DNS query, and a name that does not resolve yet
+    // (a Compose service not started, a Kubernetes Service without ready
+    // pods) does not stop portico from starting.
+    resolve_later,
+};
+
+// "127.0.0.1:8080", "[::1]:8080", and "localhost:3000" as `host_names` says.
+std::optional<SocketAddress> parse_socket_address(std::string_view text, HostNames host_names);
 
 // The same, saying in `why` what is wrong on failure ("port '99999' is not a
 // number 0..65535", "cannot resolve host 'x': ..."), for config messages.
-std::optional<SocketAddress> parse_socket_address(std::string_view text, bool allow_hostname,
+std::optional<SocketAddress> parse_socket_address(std::string_view text, HostNames host_names,
                                                   std::string& why);
 
 }  // namespace portico::config

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include <spdlog/spdlog.h>
 
@@ -32,6 +33,8 @@ IoPoller::IoPoller(uv_loop_t* loop) : loop_(loop), epoll_fd_(::epoll_create1(EPO
     uv_poll_init(loop, &poll_, epoll_fd_);
     poll_.data = this;
     uv_poll_start(&poll_, UV_READABLE, on_ready);
+    uv_idle_init(loop, &idle_);
+    idle_.data = this;
 }
 
 IoPoller::~IoPoller() { ::close(epoll_fd_); }
@@ -40,6 +43,21 @@ void IoPoller::close() {
     if (closed_) return;
     closed_ = true;
     uv_close(reinterpret_cast<uv_handle_t*>(&poll_), nullptr);
+    uv_close(reinterpret_cast<uv_handle_t*>(&idle_), nullptr);
+}
+
+void IoPoller::on_idle(uv_idle_t* handle) {
+    auto* poller = static_cast<IoPoller*>(handle->data);
+    std::vector<IoWatcher*> due;
+    due.swap(poller->soon_);
+    uv_idle_stop(handle);
+    for (IoWatcher* watcher : due) {
+        // Taken out of the list first: the callback may ask again.
+        int events = std::exchange(watcher->soon_events_, 0);
+        if (watcher->callback_ == nullptr) continue;
+        events &= watcher->events_;
+        if (events != 0) watcher->callback_(watcher->owner_, events);
+    }
 }
 
 void IoPoller::on_ready(uv_poll_t* handle, int status, int) {
@@ -54,21 +72,32 @@ void IoPoller::on_ready(uv_poll_t* handle, int status, int) {
 void IoPoller::dispatch() {
     epoll_event ready[events_per_turn];
     int count = ::epoll_wait(epoll_fd_, ready, events_per_turn, 0);
+    bool any_first = false;
     for (int i = 0; i < count; ++i) {
         auto* watcher = static_cast<IoWatcher*>(ready[i].data.ptr);
-        // Forgotten, or changed its mind, since this batch was collected.
-        if (watcher->callback_ == nullptr) continue;
-        uint32_t what = ready[i].events;
-        int events = 0;
-        if (what & (EPOLLERR | EPOLLHUP)) {
-            events = watcher->events_;
-        } else {
-            if (what & EPOLLIN) events |= io_readable;
-            if (what & EPOLLOUT) events |= io_writable;
-            events &= watcher->events_;
-        }
-        if (events != 0) watcher->callback_(watcher->owner_, events);
+        if (!watcher->first_) continue;
+        any_first = true;
+        report(*watcher, ready[i].events);
     }
+    for (int i = 0; i < count; ++i) {
+        auto* watcher = static_cast<IoWatcher*>(ready[i].data.ptr);
+        if (any_first && watcher->first_) continue;
+        report(*watcher, ready[i].events);
+    }
+}
+
+void IoPoller::report(IoWatcher& watcher, uint32_t what) {
+    // Forgotten, or changed its mind, since this batch was collected.
+    if (watcher.callback_ == nullptr) return;
+    int events = 0;
+    if (what & (EPOLLERR | EPOLLHUP)) {
+        events = watcher.events_;
+    } else {
+        if (what & EPOLLIN) events |= io_readable;
+        if (what & EPOLLOUT) events |= io_writable;
+        events &= watcher.events_;
+    }
+    if (events != 0) watcher.callback_(watcher.owner_, events);
 }
 
 void IoWatcher::init(IoPoller& poller, int fd, void* owner, Callback callback) {
@@ -99,9 +128,22 @@ bool IoWatcher::watch(int events) {
     return true;
 }
 
+void IoWatcher::report_soon(int events) {
+    if (callback_ == nullptr || events == 0) return;
+    if (soon_events_ == 0) {
+        if (poller_->soon_.empty()) uv_idle_start(&poller_->idle_, IoPoller::on_idle);
+        poller_->soon_.push_back(this);
+    }
+    soon_events_ |= events;
+}
+
 void IoWatcher::forget() {
     callback_ = nullptr;
     events_ = 0;
+    if (soon_events_ != 0) {
+        std::erase(poller_->soon_, this);
+        soon_events_ = 0;
+    }
 }
 
 }  // namespace portico::core

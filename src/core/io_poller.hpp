@@ -16,7 +16,12 @@
 
 #include <uv.h>
 
+#include <cstdint>
+#include <vector>
+
 namespace portico::core {
+
+class IoWatcher;
 
 // What a watcher asks for and is told about.
 enum IoEvent : int { io_readable = 1, io_writable = 2 };
@@ -35,11 +40,17 @@ public:
 private:
     friend class IoWatcher;
     static void on_ready(uv_poll_t* handle, int status, int events);
+    static void on_idle(uv_idle_t* handle);
     void dispatch();
+    static void report(IoWatcher& watcher, uint32_t epoll_events);
 
     uv_loop_t* loop_;
     int epoll_fd_;
     uv_poll_t poll_;
+    // Watchers told ready by their owner (report_soon), reported on the
+    // next loop turn without waiting in epoll.
+    uv_idle_t idle_;
+    std::vector<IoWatcher*> soon_;
     bool closed_ = false;
 };
 
@@ -59,6 +70,14 @@ public:
     // costs nothing. False when epoll refused the descriptor (errno set).
     bool watch(int events);
     int events() const { return events_; }
+    // Reported before the other watchers ready in the same batch (the file
+    // cache's change feed: a file changed before a request came must be
+    // known stale before that request is served).
+    void run_first() { first_ = true; }
+    // Reports `events` on the next loop turn although the socket itself may
+    // not be ready: bytes wait in a user-space buffer over it (TLS records
+    // OpenSSL read ahead), which epoll cannot see.
+    void report_soon(int events);
     // No more events, not even ones already collected this turn. Call before
     // closing the descriptor.
     void forget();
@@ -70,7 +89,9 @@ private:
     Callback callback_ = nullptr;  // nullptr once forgotten
     int fd_ = -1;
     int events_ = 0;
+    int soon_events_ = 0;  // in the poller's soon_ list when not 0
     bool registered_ = false;  // in the epoll set
+    bool first_ = false;
 };
 
 }  // namespace portico::core

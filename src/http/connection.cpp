@@ -8,6 +8,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "http/https_redirect.hpp"
 #include "http/status.hpp"
 #include "router/path.hpp"
 
@@ -22,18 +23,40 @@ constexpr std::string_view continue_response = "HTTP/1.1 100 Continue\r\n\r\n";
 // answer before the client reads it (nginx's lingering close).
 constexpr config::Duration linger_timeout{2000};
 
+// What a plain HTTP request sent to a TLS port gets, in clear text.
+constexpr std::string_view plain_http_body = "This port speaks HTTPS: use an https:// URL.\n";
+constexpr std::string_view plain_http_response =
+    "HTTP/1.1 400 Bad Request\r\n"
+    "Content-Type: text/plain; charset=utf-8\r\n"
+    "Content-Length: 45\r\n"
+    "Connection: close\r\n"
+    "\r\n"
+    "This port speaks HTTPS: use an https:// URL.\n";
+static_assert(plain_http_response.ends_with(plain_http_body) && plain_http_body.size() == 45);
+
 }  // namespace
 
 // ---- life cycle ----------------------------------------------------------
 
-void ClientConnection::start(ServerContext& server, int fd, const PeerAddress& peer) {
+void ClientConnection::start(ServerContext& server, int fd, const PeerAddress& peer, bool tls) {
     auto* connection = new ClientConnection(server, fd, peer);
+    if (tls) {
+        SSL* session = server.tls->new_session(fd);
+        if (session == nullptr) {
+            spdlog::error("no memory for a TLS session; closing the connection");
+            connection->close();
+            return;
+        }
+        connection->tls_ = std::make_unique<tls::TlsStream>(session, fd, *server.tls_gather);
+        connection->accepted_ns_ = uv_hrtime();
+    }
     connection->next = server.connections;
     if (server.connections) server.connections->prev = connection;
     server.connections = connection;
     ++server.connection_count;
     // The first head must arrive within header_timeout of the accept.
-    connection->arm_timer(server.config.server.header_timeout);
+    connection->arm_timer(tls ? server.config.tls->handshake_timeout
+                              : server.config.server.header_timeout);
     // The listening socket defers accepts until data arrives
     // (TCP_DEFER_ACCEPT): read at once. A connection answered and closed
     // right away then never enters the epoll set.
@@ -60,11 +83,13 @@ void ClientConnection::begin_request() {
 void ClientConnection::release_request_state() {
     if (r_ == nullptr) return;
     server_.buffers.release(r_->head_buffer);
+    if (r_->handed_over_pool) r_->handed_over_pool->release(r_->handed_over_block);
     server_.request_states.release(std::exchange(r_, nullptr));
 }
 
 void ClientConnection::close() {
     if (state_ == State::closed) return;
+    if (r_ != nullptr) record_request_cut_short();
     state_ = State::closed;
     if (r_ != nullptr) {
         r_->output.clear();
@@ -77,6 +102,12 @@ void ClientConnection::close() {
     --server_.connection_count;
     server_.counters.connection_closed();
     io_.forget();
+    if (tls_) {
+        if (!tls_->established())
+            server_.counters.tls_handshake_finished(metrics::TlsHandshake::failed, 0);
+        else if (!peer_closed_)
+            tls_->shutdown();
+    }
     ::close(fd_);
     // Memory is freed once libuv is done with the timer, after this loop
     // turn's other events (which may still name this connection).
@@ -98,6 +129,10 @@ void ClientConnection::close_if_idle() {
 
 void ClientConnection::on_io(void* self, int events) {
     auto* connection = static_cast<ClientConnection*>(self);
+    if (connection->tls_) [[unlikely]] {
+        connection->on_tls_io(events);
+        return;
+    }
     if (events & core::io_writable) connection->on_writable();
     if ((events & core::io_readable) && connection->state_ != State::closed)
         connection->on_readable();
@@ -117,6 +152,7 @@ void ClientConnection::update_poll() {
     if (wants_input && !peer_closed_ && (input_ == nullptr || input_filled_ < input_capacity()))
         events |= core::io_readable;
     if (output_blocked_) events |= core::io_writable;
+    if (tls_) [[unlikely]] events = tls_poll_events(events);
     if (!io_.watch(events)) {
         spdlog::error("epoll_ctl on a client socket: {}; closing the connection (raise "
                       "fs.epoll.max_user_watches or lower max_connections)", std::strerror(errno));
@@ -128,14 +164,30 @@ void ClientConnection::arm_timer(config::Duration timeout) {
     timer_.arm(static_cast<uint64_t>(timeout.count()));
 }
 
+ssize_t ClientConnection::receive(char* buffer, size_t size) {
+    if (tls_) [[unlikely]] return tls_->read(buffer, size);
+    return ::read(fd_, buffer, size);
+}
+
 void ClientConnection::on_readable() {
+    if (tls_ && !tls_->established() && !finish_handshake()) return;
     if (input_ == nullptr) input_ = server_.buffers.acquire();
     bool dropping = state_ == State::lingering || discard_input_;
     if (dropping) input_filled_ = input_parsed_ = 0;
-    ssize_t received = ::read(fd_, input_ + input_filled_, input_capacity() - input_filled_);
+    // A body held back by its listener may fill the buffer, unparsed; a read
+    // of 0 bytes would look like the client's close. (Only a TLS event that
+    // wants the other direction gets here then.)
+    if (input_filled_ == input_capacity()) return;
+    ssize_t received = receive(input_ + input_filled_, input_capacity() - input_filled_);
     if (received < 0) {
-        if (errno != EAGAIN && errno != EINTR) close();
-        else if (state_ == State::idle) release_idle_buffer();
+        if (errno != EAGAIN && errno != EINTR) {
+            if (tls_) spdlog::debug("TLS connection from a client ends: {}", tls_->failure());
+            close();
+            return;
+        }
+        if (state_ == State::idle) release_idle_buffer();
+        // The TLS layer may now wait for writability, or hold records.
+        if (tls_) update_poll();
         return;
     }
     if (received == 0) {
@@ -209,12 +261,12 @@ void ClientConnection::parse_available_input() {
     while ((state_ == State::reading_head || state_ == State::active) && !discard_input_) {
         // A complete request waits for its response before the next is parsed.
         if (state_ == State::active && r_->body_complete) break;
-        size_t parsed_before = input_parsed_;
-        bool in_body = state_ == State::active;
+        // The listener took what it could: the rest waits in the buffer.
+        if (r_->body_held) break;
+        // Body data reaches the listener from the parser (on_request_body).
         RequestParser::Outcome outcome =
             r_->parser.parse(input_ + input_parsed_, input_filled_ - input_parsed_);
         input_parsed_ += outcome.consumed;
-        if (in_body) deliver_body(parsed_before, input_parsed_);
         switch (outcome.step) {
         case RequestParser::Step::need_more_data:
             if (r_->parser.in_head() && input_parsed_ > server_.config.server.max_header_bytes) {
@@ -233,8 +285,10 @@ void ClientConnection::parse_available_input() {
         case RequestParser::Step::body_paused:
             if (r_->body_too_large) {
                 fail(413, "request body larger than max_body_bytes");
+                return;
             }
-            return;
+            // Held by the listener (the loop stops above), or resumed already.
+            break;
         case RequestParser::Step::message_complete:
             r_->body_complete = true;
             if (r_->location >= 0 && !r_->handler_started && !r_->response_begun) {
@@ -275,8 +329,13 @@ void ClientConnection::on_head_complete() {
 
     router::NormalizedPath normalized = router::normalize_path(request.path, request.normalized_path);
     request.path_had_encoded_slash = normalized.had_encoded_slash;
+    request.secure = tls_ != nullptr;
     if (normalized.error != router::PathError::none) {
         respond_text(400, status_text(400));
+        return;
+    }
+    if (server_.redirect_http && !tls_ && !is_acme_challenge(request.normalized_path)) {
+        redirect_to_https();
         return;
     }
     r_->location = server_.router.match(request.normalized_path);
@@ -293,15 +352,17 @@ void ClientConnection::on_head_complete() {
     if (server_.location_streams_body[static_cast<size_t>(r_->location)]) serve();
 }
 
-void ClientConnection::deliver_body(size_t from, size_t to) {
-    if (r_->listener == nullptr || to == from || r_->body_too_large) return;
-    if (!r_->listener->on_request_body({input_ + from, to - from})) r_->body_held = true;
-}
-
 void ClientConnection::resume_request_body() {
     if (!r_->body_held) return;
     r_->body_held = false;
-    update_poll();
+    if (state_ != State::active) {  // a tunnel: only reading was stopped
+        update_poll();
+        return;
+    }
+    // The parser stopped inside the body: what is still in the buffer goes
+    // on now (the loop in progress, if any, does it itself).
+    r_->parser.resume();
+    if (!parsing_) process_input();
 }
 
 void ClientConnection::on_tunnel_input() {
@@ -321,13 +382,22 @@ void ClientConnection::serve() {
     respond_text(404, status_text(404));
 }
 
-bool ClientConnection::on_request_body(std::string_view chunk) {
-    r_->body_received += chunk.size();
+// Decoded body data from the parser, as llhttp finds it: the limit counts
+// data, not chunk framing. Without a listener the body is dropped.
+bool ClientConnection::on_request_body(std::string_view data) {
+    // llhttp reports a span cut at the end of a read even when it is empty;
+    // an empty piece must not reach a listener that chunk-encodes it.
+    if (data.empty()) return true;
+    r_->body_received += data.size();
     if (r_->body_received > server_.config.server.max_body_bytes) {
         r_->body_too_large = true;
         return false;
     }
-    return true;  // no handler takes request bodies yet: they are dropped
+    if (r_->listener == nullptr) return true;
+    if (!r_->listener->on_request_body(data)) r_->body_held = true;
+    // The parser stops after this piece when the listener is full, or when
+    // the exchange ended under it (the rest of the input is not for it).
+    return !r_->body_held && state_ == State::active && !discard_input_;
 }
 
 void ClientConnection::fail(int status, const char* reason) {
@@ -339,6 +409,7 @@ void ClientConnection::fail(int status, const char* reason) {
     // A client still sending is drained before the close; a slow one is not waited for.
     linger_on_close_ = status != 408;
     if (r_->response_begun || state_ == State::lingering) {
+        record_request(status);  // too late to answer it, but that is why it ended
         close();
         return;
     }
@@ -348,13 +419,18 @@ void ClientConnection::fail(int status, const char* reason) {
 }
 
 void ClientConnection::on_response_complete() {
-    record_request();
+    record_request(r_->response_status);
     if (close_after_response_) {
         close_after_output();
         return;
     }
-    if (r_->body_complete) finish_request();
-    // else: the rest of the body is read and dropped, then the next request.
+    if (r_->body_complete) {
+        finish_request();
+        return;
+    }
+    // The rest of the body is read and dropped, then the next request; a
+    // listener that held it back is gone now.
+    if (r_->body_held) resume_request_body();
 }
 
 void ClientConnection::finish_request() {
@@ -386,6 +462,7 @@ void ClientConnection::finish_request() {
 
 // An idle connection keeps no buffer.
 void ClientConnection::release_idle_buffer() {
+    if (tls_ && tls_->established()) tls_->release_buffers();
     server_.buffers.release(input_);
     input_ = nullptr;
     input_filled_ = input_parsed_ = 0;
@@ -398,11 +475,112 @@ void ClientConnection::close_after_output() {
         close();
         return;
     }
+    if (tls_) tls_->shutdown();
     ::shutdown(fd_, SHUT_WR);
     state_ = State::lingering;
     discard_input_ = true;
     arm_timer(linger_timeout);
     update_poll();
+}
+
+// ---- TLS ---------------------------------------------------------------------
+
+// Which socket events the TLS layer needs on top of what the connection
+// asks for: during the handshake, the direction it waits for; after it, a
+// read that waits for writability (or a write for readability) swaps in
+// the other direction. Records OpenSSL read ahead, which epoll cannot see,
+// are reported by the watcher itself.
+int ClientConnection::tls_poll_events(int events) {
+    int unsent = tls_->has_unsent() ? core::io_writable : 0;
+    if (!tls_->established())
+        return (tls_->read_wants() ? tls_->read_wants() : core::io_readable) | unsent;
+    events |= unsent;
+    if (tls_->read_wants() == core::io_writable && (events & core::io_readable))
+        events |= core::io_writable;
+    if (output_blocked_ && tls_->write_wants() == core::io_readable)
+        events = (events & ~core::io_writable) | core::io_readable;
+    // Not after a read that wanted more: what OpenSSL holds then is part of
+    // a record, and only the socket can complete it.
+    if ((events & core::io_readable) && tls_->read_wants() != core::io_readable &&
+        tls_->has_buffered_input())
+        io_.report_soon(core::io_readable);
+    return events;
+}
+
+void ClientConnection::on_tls_io(int events) {
+    // Records a write gathered but the socket did not take go first.
+    if ((events & core::io_writable) && tls_->has_unsent()) {
+        if (tls_->send_gathered() == tls::TlsStream::Step::failed) {
+            close();
+            return;
+        }
+        if (!output_blocked_) update_poll();  // writability is no longer wanted
+    }
+    if (!tls_->established()) {
+        on_readable();
+        return;
+    }
+    // A blocked write goes on whichever way the socket became ready; a
+    // retry that is still blocked costs one failed write.
+    if (output_blocked_) on_writable();
+    if (state_ == State::closed) return;
+    if ((events & core::io_readable) || tls_->read_wants() == core::io_writable) on_readable();
+}
+
+bool ClientConnection::finish_handshake() {
+    switch (tls_->handshake()) {
+    case tls::TlsStream::Step::done:
+        server_.counters.tls_handshake_finished(
+            tls_->resumed() ? metrics::TlsHandshake::resumed : metrics::TlsHandshake::full,
+            uv_hrtime() - accepted_ns_);
+        arm_timer(server_.config.server.header_timeout);
+        return true;
+    case tls::TlsStream::Step::blocked:
+        update_poll();
+        return false;
+    case tls::TlsStream::Step::failed:
+        break;
+    }
+    // An internet-facing port sees failed handshakes all day: debug only.
+    char ip[INET6_ADDRSTRLEN];
+    spdlog::debug("TLS handshake with {} failed: {}", format_ip(peer_, ip, sizeof ip),
+                  tls_->failure());
+    if (tls_->plain_http_received()) answer_plain_http();
+    else close();
+    return false;
+}
+
+// nginx's answer to a plain HTTP request on an HTTPS port: a 400 in clear
+// text, then the lingering close (the rest of the request is read and
+// dropped so the answer is not lost to a reset).
+void ClientConnection::answer_plain_http() {
+    server_.counters.tls_handshake_finished(metrics::TlsHandshake::failed, 0);
+    tls_.reset();
+    if (::write(fd_, plain_http_response.data(), plain_http_response.size()) < 0) {
+        close();
+        return;
+    }
+    ::shutdown(fd_, SHUT_WR);
+    state_ = State::lingering;
+    arm_timer(linger_timeout);
+    update_poll();
+}
+
+void ClientConnection::redirect_to_https() {
+    const Request& request = r_->parser.request();
+    std::string target = https_location(request, server_.https_port);
+    if (target.empty()) {
+        respond_text(400, "A Host header is needed to redirect to https.\n");
+        return;
+    }
+    // 301 may turn a POST into a GET; 308 keeps the method and body.
+    int status = request.method_name == "GET" || request.is_head() ? 301 : 308;
+    static constexpr std::string_view body = "Moved to https.\n";
+    begin_response(status, body.size());
+    add_header("Location", target);
+    add_header("Content-Type", "text/plain; charset=utf-8");
+    send_body(body);
+    end_response();
 }
 
 }  // namespace portico::http

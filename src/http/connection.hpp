@@ -10,11 +10,16 @@
 // readability only while we have room to read into, and for writability
 // only while the output queue is blocked. Level-triggered epoll underneath
 // means nothing is lost when we stop reading for a while.
+//
+// Over TLS the same connection reads and writes through its TlsStream
+// (tls/tls_stream.hpp says how), after a handshake that runs first in the
+// idle state; nothing above receive() and the output queue's flush knows.
 #pragma once
 
 #include <uv.h>
 
 #include <cstdint>
+#include <memory>
 
 #include "core/io_poller.hpp"
 #include "core/lazy_timer.hpp"
@@ -23,13 +28,15 @@
 #include "http/request_parser.hpp"
 #include "http/request_state.hpp"
 #include "http/server_context.hpp"
+#include "tls/tls_stream.hpp"
 
 namespace portico::http {
 
 class ClientConnection final : public Exchange, private RequestParser::BodyReceiver {
 public:
-    // Takes ownership of the accepted, non-blocking socket.
-    static void start(ServerContext& server, int fd, const PeerAddress& peer);
+    // Takes ownership of the accepted, non-blocking socket; `tls`: it came
+    // from a TLS listener.
+    static void start(ServerContext& server, int fd, const PeerAddress& peer, bool tls);
 
     // Closes the connection now if it is between requests (worker drain).
     void close_if_idle();
@@ -42,12 +49,14 @@ public:
     const config::LocationConfig& location() const override;
     const http::PeerAddress& client_address() const override { return peer_; }
     void begin_response(int status, uint64_t content_length) override;
-    void begin_streamed_response(int status, BodyFraming framing) override;
+    void begin_streamed_response(int status) override;
     void add_header(std::string_view name, std::string_view value) override;
     void send_body(std::string_view bytes) override;
+    void send_body_pieces(std::span<const std::string_view> pieces, bool last) override;
     void send_owned_body(std::string_view bytes, std::shared_ptr<const void> owner) override;
     void send_file(int fd, off_t offset, uint64_t length,
                    std::shared_ptr<const void> owner) override;
+    void hand_over_buffer(core::BufferPool& pool, char* block) override;
     void end_response() override;
     void abort() override;
     void respond_text(int status, std::string_view body) override;
@@ -77,11 +86,18 @@ private:
 
     void on_readable();
     void on_writable();
+    // Like read(2), through TLS when the connection has it.
+    ssize_t receive(char* buffer, size_t size);
+    // TLS: a socket event while the TLS layer waits for the other direction.
+    void on_tls_io(int events);
+    // Goes on with the TLS handshake; true once it is done.
+    bool finish_handshake();
+    void answer_plain_http();
+    void redirect_to_https();
     void on_timeout();
     void process_input();
     void parse_available_input();
     void on_head_complete();
-    void deliver_body(size_t from, size_t to);
     void on_tunnel_input();
     void serve();
     void finish_request();
@@ -94,11 +110,16 @@ private:
     bool on_request_body(std::string_view chunk) override;
 
     void update_poll();
+    int tls_poll_events(int events);
     void arm_timer(config::Duration timeout);
     bool keep_alive_after_response() const;
     void start_head(int status);
     void commit_head();
-    void record_request();
+    // Queues `pieces` as one chunk of a chunked response; `last`: the
+    // last-chunk after it.
+    void queue_chunk(std::span<const std::string_view> pieces, bool last);
+    void record_request(int status);
+    void record_request_cut_short();
     void begin_request();
     void release_request_state();
     void release_idle_buffer();
@@ -107,6 +128,8 @@ private:
     ServerContext& server_;
     int fd_;
     PeerAddress peer_;
+    std::unique_ptr<tls::TlsStream> tls_;  // nullptr: cleartext
+    uint64_t accepted_ns_ = 0;  // TLS only: the handshake's start
     core::IoWatcher io_;
     core::LazyTimer timer_;
     State state_ = State::idle;

@@ -5,13 +5,18 @@
 #include <arpa/inet.h>
 
 #include <ctime>
+#include <utility>
 
+#include "http/chunked_coding.hpp"
 #include "http/connection.hpp"
 #include "http/status.hpp"
 
 namespace portico::http {
 
 namespace {
+
+// nginx's code for a request whose client left before the response was out.
+constexpr int client_closed_request = 499;
 
 // RFC 9110 6.4.1: these never have a body, so they carry no Content-Length.
 bool is_bodyless_status(int status) { return status < 200 || status == 204 || status == 304; }
@@ -52,14 +57,15 @@ void ClientConnection::begin_response(int status, uint64_t content_length) {
     if (!is_bodyless_status(status)) r_->head.header("Content-Length", content_length);
 }
 
-void ClientConnection::begin_streamed_response(int status, BodyFraming framing) {
+void ClientConnection::begin_streamed_response(int status) {
     start_head(status);
-    if (is_bodyless_status(status)) return;
-    if (framing == BodyFraming::chunked) {
+    // No body to delimit: the connection stays as it is.
+    if (is_bodyless_status(status) || request().is_head()) return;
+    if (request().version_minor >= 1) {
         r_->chunked_response = true;
         r_->head.header("Transfer-Encoding", "chunked");
     } else {
-        close_after_response_ = true;  // the end of the body is the close
+        close_after_response_ = true;  // HTTP/1.0 has no chunks: the close ends the body
     }
 }
 
@@ -84,6 +90,7 @@ void ClientConnection::commit_head() {
     if (r_->head.overflowed()) {
         spdlog::error("response head for {} exceeds {} bytes; closing the connection",
                       r_->parser.request().target, server_.buffers.block_size());
+        record_request(500);
         close();
         return;
     }
@@ -94,10 +101,60 @@ void ClientConnection::send_body(std::string_view bytes) {
     if (state_ == State::closed) return;
     if (!r_->head_committed) commit_head();
     if (r_->parser.request().is_head() && state_ != State::tunnel) return;
-    r_->output.push_memory(bytes);
+    if (r_->chunked_response) [[unlikely]]
+        queue_chunk({&bytes, 1}, false);
+    else
+        r_->output.push_memory(bytes);
     // Written now, head and all in one writev when it is the first piece; a
     // streaming handler then checks output_pending() before reading more.
     flush_output();
+}
+
+void ClientConnection::send_body_pieces(std::span<const std::string_view> pieces, bool last) {
+    if (state_ == State::closed) return;
+    if (!r_->head_committed) commit_head();
+    if (state_ == State::closed) return;
+    if (!r_->parser.request().is_head() || state_ == State::tunnel) {
+        if (r_->chunked_response) {
+            queue_chunk(pieces, last);
+            if (last) r_->chunked_response = false;  // framed to its end already
+        } else {
+            for (std::string_view piece : pieces) r_->output.push_memory(piece);
+        }
+    }
+    if (last) end_response();  // the last-chunk joins them: one writev for all
+    else flush_output();
+}
+
+// Size line, pieces, CRLF: one chunk, however many pieces, so an upstream
+// read's worth of chunks costs one chunk here (nginx's chunked filter does
+// the same per output call). The size line lives in the head buffer, past
+// the head, until it is written.
+void ClientConnection::queue_chunk(std::span<const std::string_view> pieces, bool last) {
+    uint64_t size = 0;
+    for (std::string_view piece : pieces) size += piece.size();
+    if (size == 0) {  // an empty chunk would end the body
+        if (last) r_->output.push_memory(last_chunk);
+        return;
+    }
+    // Everything queued before was written, older size lines included.
+    if (r_->output.empty()) r_->chunk_lines_used = 0;
+    size_t head_size = r_->head.bytes().size();
+    if (head_size + r_->chunk_lines_used + max_chunk_size_line > server_.buffers.block_size()) {
+        // Only a handler that keeps sending while its output is pending gets
+        // here (hundreds of chunks queued): its client gets a cut response.
+        spdlog::error("too many chunks queued for {}; closing the connection",
+                      r_->parser.request().target);
+        record_request(r_->response_status);
+        close();  // the handler hears on_client_gone
+        return;
+    }
+    std::string_view line =
+        chunk_size_line(size, r_->head_buffer + head_size + r_->chunk_lines_used);
+    r_->chunk_lines_used += line.size();
+    r_->output.push_memory(line);
+    for (std::string_view piece : pieces) r_->output.push_memory(piece);
+    r_->output.push_memory(last ? chunk_end_and_last_chunk : chunk_end);
 }
 
 void ClientConnection::send_owned_body(std::string_view bytes, std::shared_ptr<const void> owner) {
@@ -113,9 +170,15 @@ void ClientConnection::send_file(int fd, off_t offset, uint64_t length,
     r_->body_owner = std::move(owner);
 }
 
+void ClientConnection::hand_over_buffer(core::BufferPool& pool, char* block) {
+    r_->handed_over_pool = &pool;
+    r_->handed_over_block = block;
+}
+
 void ClientConnection::end_response() {
     if (state_ == State::closed) return;
     if (!r_->head_committed) commit_head();
+    if (r_->chunked_response) r_->output.push_memory(last_chunk);
     r_->response_ended = true;
     r_->listener = nullptr;
     if (state_ == State::tunnel) close_after_response_ = true;
@@ -123,6 +186,7 @@ void ClientConnection::end_response() {
 }
 
 void ClientConnection::abort() {
+    record_request(r_->response_status);  // the status the client was sent
     r_->listener = nullptr;
     close();
 }
@@ -145,21 +209,26 @@ void ClientConnection::set_upstream_timing(uint64_t upstream_ns, uint64_t connec
     r_->upstream_server = server;
 }
 
-// The last response byte is out: the timeline ends here, and the same
-// numbers go to the counters and the access log.
-void ClientConnection::record_request() {
+// The request ends: its last response byte is out, or the connection
+// closes first. The timeline ends here, and the same numbers go to the
+// counters and the access log, once per request. `status` is the one sent,
+// unless the response was cut short (see record_request_cut_short).
+void ClientConnection::record_request(int status) {
+    if (std::exchange(r_->recorded, true)) return;
     uint64_t duration_ns = uv_hrtime() - r_->start_ns;
-    uint64_t response_bytes = bytes_sent_ - r_->response_start_bytes;
-    if (r_->location >= 0) {
-        metrics::RequestRecord record;
-        record.status = r_->response_status;
-        record.response_bytes = response_bytes;
-        record.sendfile_bytes = r_->output.file_bytes_sent() - r_->response_start_file_bytes;
-        record.duration_ns = duration_ns;
-        record.proxied = r_->proxied;
-        record.upstream_ns = r_->upstream_ns;
-        server_.counters.request_finished(static_cast<size_t>(r_->location), record);
-    }
+    // Only what was written of this request's response (none, when the
+    // client left before it began).
+    uint64_t response_bytes = r_->response_begun ? bytes_sent_ - r_->response_start_bytes : 0;
+    metrics::RequestRecord record;
+    record.status = status;
+    record.response_bytes = response_bytes;
+    record.sendfile_bytes = r_->response_begun
+                                ? r_->output.file_bytes_sent() - r_->response_start_file_bytes
+                                : 0;
+    record.duration_ns = duration_ns;
+    record.proxied = r_->proxied;
+    record.upstream_ns = r_->upstream_ns;
+    server_.counters.request_finished(r_->location, record);
     if (!server_.access_log.enabled()) return;
     const Request& request = r_->parser.request();
     char ip[INET6_ADDRSTRLEN];
@@ -169,18 +238,35 @@ void ClientConnection::record_request() {
     entry.method = request.method_name;
     entry.target = request.target;
     entry.version_minor = request.version_minor;
-    entry.status = r_->response_status;
-    entry.body_bytes = response_bytes - r_->head.bytes().size();
+    entry.status = status;
+    uint64_t head_bytes = r_->head_committed ? r_->head.bytes().size() : 0;
+    entry.body_bytes = response_bytes > head_bytes ? response_bytes - head_bytes : 0;
     entry.referer = request.header("referer");
     entry.user_agent = request.header("user-agent");
-    entry.location = r_->location >= 0 ? std::string_view(location().name) : std::string_view("-");
+    entry.location = r_->location >= 0 ? std::string_view(location().name)
+                                       : metrics::no_location_name;
     entry.worker = server_.worker_index;
     entry.request_ns = duration_ns;
     entry.proxied = r_->proxied;
     entry.upstream_ns = r_->upstream_ns;
     entry.connect_ns = r_->connect_ns;
     entry.upstream_server = r_->upstream_server;
+    if (tls_) {
+        entry.tls_protocol = tls_->protocol();
+        entry.tls_cipher = tls_->cipher();
+    }
     server_.access_log.log(entry);
+}
+
+// The connection closes before the request's last response byte is out,
+// and nobody on our side ended it (abort() and fail() record first): the
+// client went away, or read nothing for send_timeout. 499, nginx's code for
+// a client that left. nginx keeps the status instead once part of the
+// response went out; we do not, since a truncated download counted as a
+// 200 would hide it. A tunnel's response was its 101, and either side ends
+// a tunnel by closing.
+void ClientConnection::record_request_cut_short() {
+    record_request(state_ == State::tunnel ? r_->response_status : client_closed_request);
 }
 
 void ClientConnection::respond_text(int status, std::string_view body) {
@@ -196,7 +282,10 @@ void ClientConnection::respond_text(int status, std::string_view body) {
 void ClientConnection::flush_output() {
     if (state_ == State::closed || r_ == nullptr) return;
     uint64_t sent_before = bytes_sent_;
-    switch (r_->output.flush(fd_, bytes_sent_)) {
+    OutputQueue::FlushResult result =
+        tls_ ? r_->output.flush(*tls_, server_.tls_staging.get(), server_.tls_staging_size, bytes_sent_)
+             : r_->output.flush(fd_, bytes_sent_);
+    switch (result) {
     case OutputQueue::FlushResult::failed:
         close();
         return;
@@ -210,6 +299,7 @@ void ClientConnection::flush_output() {
     case OutputQueue::FlushResult::done:
         break;
     }
+    bool was_blocked = output_blocked_;
     if (output_blocked_) {
         output_blocked_ = false;
         if (!r_->body_complete && state_ == State::active)
@@ -221,7 +311,12 @@ void ClientConnection::flush_output() {
         if (state_ == State::closed) return;
     }
     if (r_->response_ended && r_->output.empty()) on_response_complete();
-    update_poll();
+    // Only a write that had waited changes what epoll must watch (no more
+    // writability); the next request and the close update it themselves. A
+    // response written at once costs no epoll_ctl: not even for a client
+    // answered and closed right after its accept (ab), whose socket then
+    // never enters the epoll set.
+    if (was_blocked) update_poll();
 }
 
 }  // namespace portico::http

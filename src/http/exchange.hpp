@@ -1,37 +1,39 @@
 // What a handler sees of one request and its response. The client connection
 // implements it; a handler never touches the socket, so every handler gets
 // keep-alive, HEAD, timeouts and back-pressure the same way.
+//
+// The exchange carries body data, never framing: a chunked request body
+// arrives decoded, and a response of unknown length is framed by the
+// protocol (HTTP/1.1 chunks here; HTTP/2's DATA frames later), so a body
+// filter such as compression can sit between a handler and the codec
+// (nginx's chunked filter, H2O's HTTP/1 ostream).
 #pragma once
 
-#include <sys/types.h>
 #include <sys/types.h>
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string_view>
 
 #include "config/config.hpp"
+#include "core/buffer_pool.hpp"
 #include "http/peer_address.hpp"
 #include "http/request.hpp"
 
 namespace portico::http {
 
-// How a streamed response body is delimited.
-enum class BodyFraming {
-    chunked,      // the bytes sent are already chunk-encoded (passed through as received)
-    until_close,  // no length: the connection closes after the body
-};
-
 // What a handler that answers later, from the event loop, hears from its
 // exchange. Every call is made from the worker's loop.
 class ExchangeListener {
 public:
-    // Request body bytes exactly as received, framing included (a chunked body
-    // stays chunk-encoded), valid only during the call: the listener takes
-    // them all (sends or copies them). It returns false when it can't take
-    // more for now: the client is then not read until resume_request_body().
-    // In a tunnel (after switch_protocols), every byte from the client.
-    virtual bool on_request_body(std::string_view raw) = 0;
+    // Request body data (a chunked body decoded: no chunk-size lines, no
+    // trailers), valid only during the call: the listener takes it all
+    // (sends or copies it). It returns false when it can't take more for
+    // now: nothing more is delivered, and the client is not read, until
+    // resume_request_body(). In a tunnel (after switch_protocols), every
+    // byte from the client, as it came.
+    virtual bool on_request_body(std::string_view data) = 0;
     virtual void on_request_complete() = 0;  // the last body byte was delivered
     // Everything queued was written, after send_body had left output pending.
     virtual void on_output_drained() = 0;
@@ -53,18 +55,30 @@ public:
     // whose body the exchange drops). The location's `headers` are added by
     // the exchange.
     virtual void begin_response(int status, uint64_t content_length) = 0;
-    // The same for a body whose length is not known in advance.
-    virtual void begin_streamed_response(int status, BodyFraming framing) = 0;
+    // The same for a body whose length is not known in advance. The
+    // connection frames it for its client: chunked for HTTP/1.1, ended by
+    // the close for HTTP/1.0, nothing at all for HEAD, 204 and 304.
+    virtual void begin_streamed_response(int status) = 0;
     virtual void add_header(std::string_view name, std::string_view value) = 0;
     // The bytes must stay valid until they are written: until end_response,
-    // or until output_pending() is false (on_output_drained tells when).
+    // or until output_pending() is false (on_output_drained tells when). A
+    // streaming handler sends more only once output_pending() is false.
     virtual void send_body(std::string_view bytes) = 0;
+    // Several pieces that go out together (one chunk of a chunked response,
+    // one writev with whatever is queued before them); `last`: they end the
+    // response, as end_response() would, in the same write.
+    virtual void send_body_pieces(std::span<const std::string_view> pieces, bool last) = 0;
     // The same, with `owner` keeping the bytes alive until the response has
     // been sent (a cached file's contents).
     virtual void send_owned_body(std::string_view bytes, std::shared_ptr<const void> owner) = 0;
     // `owner` keeps the descriptor open until the response has been sent.
     virtual void send_file(int fd, off_t offset, uint64_t length,
                            std::shared_ptr<const void> owner) = 0;
+    // `block`, from `pool`, holds body bytes already sent that a slow client
+    // may not have read yet: the exchange gives it back to `pool` once the
+    // response is out (or the connection closes), so a handler that is done
+    // before its client need not wait for it. At most one per response.
+    virtual void hand_over_buffer(core::BufferPool& pool, char* block) = 0;
     virtual void end_response() = 0;
     // The response can't be completed (its source failed): the client
     // connection is closed at once, so the client sees a truncated response,

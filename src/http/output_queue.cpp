@@ -3,8 +3,13 @@
 #include <sys/sendfile.h>
 #include <sys/socket.h>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
+
+#include "tls/tls_stream.hpp"
 
 namespace portico::http {
 
@@ -14,6 +19,8 @@ constexpr size_t max_iovecs = 16;
 // a large file cannot hold the loop for long.
 constexpr uint64_t max_sendfile_chunk = 1 << 20;
 constexpr uint64_t max_bytes_per_flush = 1 << 20;
+// The largest TLS record's plaintext.
+constexpr size_t tls_record = 16 * 1024;
 }  // namespace
 
 void OutputQueue::push_memory(std::string_view bytes) {
@@ -77,9 +84,79 @@ OutputQueue::FlushResult OutputQueue::flush_file(int socket_fd, uint64_t& sent) 
     // 0 means the file shrank under us: the promised length can't be sent.
     if (written == 0) return FlushResult::failed;
     consume(static_cast<uint64_t>(written));
-    file_bytes_sent_ += static_cast<uint64_t>(written);
     sent += static_cast<uint64_t>(written);
     return static_cast<size_t>(written) < chunk ? FlushResult::would_block : FlushResult::done;
+}
+
+OutputQueue::FlushResult OutputQueue::flush(tls::TlsStream& stream, char* staging,
+                                            size_t staging_size, uint64_t& sent) {
+    using Step = tls::TlsStream::Step;
+    auto blocked_or_failed = [](ssize_t result) {
+        return result < 0 && errno == EAGAIN ? FlushResult::would_block : FlushResult::failed;
+    };
+    auto send = [&stream] {
+        Step step = stream.send_gathered();
+        return step == Step::done ? FlushResult::done
+               : step == Step::blocked ? FlushResult::would_block : FlushResult::failed;
+    };
+    // Records kept from the last flush go before any new one.
+    if (FlushResult result = send(); result != FlushResult::done) return result;
+    uint64_t sent_before = sent;
+    while (!empty()) {
+        const Piece& front = pieces_[first_];
+        if (!front.data && stream.kernel_sends()) {
+            size_t chunk = static_cast<size_t>(std::min(front.length, max_sendfile_chunk));
+            ssize_t written = stream.send_file(front.fd, front.offset, chunk);
+            if (written <= 0) return blocked_or_failed(written);
+            consume(static_cast<uint64_t>(written));
+            sent += static_cast<uint64_t>(written);
+            continue;
+        }
+        // At most a staging buffer's worth of records per write(2), so what
+        // a slow reader leaves unsent stays that small. A large memory piece
+        // is encrypted from where it is; the rest is staged first. Either
+        // way the bytes are the queue's front: with kernel TLS, where a
+        // record write can block, the retry passes the same leading bytes.
+        const char* bytes = front.data;
+        size_t length = static_cast<size_t>(std::min<uint64_t>(front.length, staging_size));
+        if (!bytes || length < tls_record) {
+            length = stage(staging, staging_size);
+            if (length == 0) return FlushResult::failed;
+            bytes = staging;
+        }
+        for (size_t done = 0; done < length;) {
+            ssize_t written = stream.write(bytes + done, std::min(tls_record, length - done));
+            if (written <= 0) return blocked_or_failed(written);
+            consume(static_cast<uint64_t>(written));
+            sent += static_cast<uint64_t>(written);
+            done += static_cast<size_t>(written);
+        }
+        if (FlushResult result = send(); result != FlushResult::done) return result;
+        if (!empty() && sent - sent_before >= max_bytes_per_flush) return FlushResult::would_block;
+    }
+    clear();
+    return FlushResult::done;
+}
+
+size_t OutputQueue::stage(char* staging, size_t staging_size) const {
+    size_t filled = 0;
+    for (size_t i = first_; i < pieces_.size() && filled < staging_size; ++i) {
+        const Piece& piece = pieces_[i];
+        size_t take = static_cast<size_t>(std::min<uint64_t>(piece.length, staging_size - filled));
+        if (piece.data) {
+            std::memcpy(staging + filled, piece.data, take);
+        } else {
+            ssize_t got;
+            do {
+                got = ::pread(piece.fd, staging + filled, take, piece.offset);
+            } while (got < 0 && errno == EINTR);
+            if (got <= 0) return filled;  // sent up to here; the next call fails
+            take = static_cast<size_t>(got);
+            if (take < piece.length && filled + take < staging_size) return filled + take;
+        }
+        filled += take;
+    }
+    return filled;
 }
 
 void OutputQueue::consume(uint64_t bytes) {
@@ -88,8 +165,12 @@ void OutputQueue::consume(uint64_t bytes) {
         Piece& piece = pieces_[first_];
         uint64_t take = std::min(bytes, piece.length);
         piece.length -= take;
-        if (piece.data) piece.data += take;
-        else piece.offset += static_cast<off_t>(take);
+        if (piece.data) {
+            piece.data += take;
+        } else {
+            piece.offset += static_cast<off_t>(take);
+            file_bytes_sent_ += take;
+        }
         bytes -= take;
         if (piece.length == 0) ++first_;
     }

@@ -15,6 +15,10 @@
 #include <vector>
 #include <string_view>
 
+namespace portico::tls {
+class TlsStream;
+}
+
 namespace portico::http {
 
 class OutputQueue {
@@ -27,9 +31,13 @@ public:
     enum class FlushResult { done, would_block, failed };
     // `sent` adds the bytes written by this call.
     FlushResult flush(int socket_fd, uint64_t& sent);
+    // The same through TLS: records of at most 16 KiB; small pieces and
+    // file bytes are gathered in `staging` (the worker's, valid during the
+    // call only) so a head and its body share a record.
+    FlushResult flush(tls::TlsStream& stream, char* staging, size_t staging_size, uint64_t& sent);
 
     bool empty() const { return first_ == pieces_.size(); }
-    // Bytes sent with sendfile(2) so far, for the counters.
+    // Bytes of file ranges sent so far, for the counters.
     uint64_t file_bytes_sent() const { return file_bytes_sent_; }
     uint64_t pending_bytes() const { return pending_bytes_; }
     void clear();
@@ -43,6 +51,9 @@ private:
     };
     FlushResult flush_memory(int socket_fd, uint64_t& sent);
     FlushResult flush_file(int socket_fd, uint64_t& sent);
+    // Copies the queue's front into `staging` without consuming it; 0 when
+    // a file range could not be read (it shrank under us).
+    size_t stage(char* staging, size_t staging_size) const;
     void consume(uint64_t bytes);
 
     // A vector read from `first_` rather than a deque: an empty vector owns no

@@ -2,6 +2,8 @@
 
 #include <arpa/inet.h>
 
+#include <cstring>
+
 namespace portico::http {
 
 std::string_view format_ip(const PeerAddress& address, char* buffer, size_t size) {
@@ -21,6 +23,24 @@ std::string_view format_ip(const PeerAddress& address, char* buffer, size_t size
         inet_ntop(AF_INET6, &address.v6.sin6_addr, buffer, static_cast<socklen_t>(size)) != nullptr)
         return buffer;
     return "-";
+}
+
+std::string format_ip_and_port(const PeerAddress& address) {
+    char ip[INET6_ADDRSTRLEN];
+    std::string text(format_ip(address, ip, sizeof ip));
+    uint16_t port =
+        ntohs(address.any.sa_family == AF_INET6 ? address.v6.sin6_port : address.v4.sin_port);
+    if (address.any.sa_family == AF_INET6) text = "[" + text + "]";
+    return text + ":" + std::to_string(port);
+}
+
+socklen_t address_length(const PeerAddress& address) {
+    return address.any.sa_family == AF_INET6 ? sizeof address.v6 : sizeof address.v4;
+}
+
+int compare_addresses(const PeerAddress& a, const PeerAddress& b) {
+    if (a.any.sa_family != b.any.sa_family) return a.any.sa_family < b.any.sa_family ? -1 : 1;
+    return std::memcmp(&a, &b, address_length(a));
 }
 
 }  // namespace portico::http

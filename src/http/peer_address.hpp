@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 
 #include <cstddef>
+#include <string>
 #include <string_view>
 
 namespace portico::http {
@@ -20,5 +21,14 @@ union PeerAddress {
 // bytes). IPv4 by hand: glibc's inet_ntop goes through sprintf, a few
 // thousand instructions on every proxied or logged request.
 std::string_view format_ip(const PeerAddress& address, char* buffer, size_t size);
+
+// "127.0.0.1:3000", "[::1]:3000": for logs, not for the request path.
+std::string format_ip_and_port(const PeerAddress& address);
+
+// sockaddr bytes to connect() with.
+socklen_t address_length(const PeerAddress& address);
+
+// A total order (family, then bytes), for sorted sets of addresses.
+int compare_addresses(const PeerAddress& a, const PeerAddress& b);
 
 }  // namespace portico::http

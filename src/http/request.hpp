@@ -39,6 +39,7 @@ struct Request {
     // Filled by the connection before routing; reused across requests.
     std::string normalized_path;
     bool path_had_encoded_slash = false;  // a %2F became a '/' in normalized_path
+    bool secure = false;                  // it arrived over TLS
 
     bool has_body() const { return chunked || content_length > 0; }
     bool is_head() const;

@@ -15,8 +15,11 @@ namespace portico::http {
 
 class RequestParser {
 public:
-    // Where body bytes go. Return false to pause the parser (back-pressure):
-    // parse() then returns Step::body_paused and the caller resumes later.
+    // Where body data goes: llhttp's on_body, a chunked body already decoded
+    // (chunk-size lines, extensions and trailers are llhttp's to check and
+    // drop). Return false to pause the parser after this piece
+    // (back-pressure): parse() then returns Step::body_paused and the caller
+    // resumes later.
     class BodyReceiver {
     public:
         virtual bool on_request_body(std::string_view chunk) = 0;
@@ -65,6 +68,7 @@ private:
     static int on_url(llhttp_t* parser, const char* at, size_t length);
     static int on_url_complete(llhttp_t* parser);
     static int on_header_field(llhttp_t* parser, const char* at, size_t length);
+    static int on_header_field_complete(llhttp_t* parser);
     static int on_header_value(llhttp_t* parser, const char* at, size_t length);
     static int on_header_value_complete(llhttp_t* parser);
     static int on_headers_complete(llhttp_t* parser);

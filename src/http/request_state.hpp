@@ -28,13 +28,24 @@ struct RequestProgress {
     char* head_buffer = nullptr;  // from the worker's buffer pool
     ResponseHead head{nullptr, 0};
     std::shared_ptr<const void> body_owner;  // keeps a file being sent open, or its bytes
+    // A handler's buffer with body bytes in the output (hand_over_buffer).
+    core::BufferPool* handed_over_pool = nullptr;
+    char* handed_over_block = nullptr;
     bool response_begun = false;
     bool response_ended = false;
     bool head_committed = false;
+    // A streamed response to an HTTP/1.1 client: the connection chunk-encodes it.
     bool chunked_response = false;
+    // Bytes after the head, in the head buffer, taken by chunk-size lines
+    // still queued (they must live until written).
+    size_t chunk_lines_used = 0;
 
     // The request timeline (uv_hrtime), for the counters and the access log.
     uint64_t start_ns = 0;
+    // In the counters and the access log already: a request may end by more
+    // than one route (its response written before its body was read, then
+    // its message completing), and it is recorded by the first.
+    bool recorded = false;
     int response_status = 0;
     uint64_t response_start_bytes = 0;
     uint64_t response_start_file_bytes = 0;

@@ -45,7 +45,7 @@ ServerContext::ServerContext(uv_loop_t* loop, const config::Config& config,
       router(config.locations),
       buffers(buffer_size_for(config.server)),
       mime(config.mime),
-      file_cache(loop) {
+      file_cache(poller) {
     for (const config::UpstreamConfig& upstream : config.upstreams)
         upstreams.push_back(std::make_unique<proxy::Upstream>(loop, upstream, upstreams.size(),
                                                               this->counters));
@@ -55,6 +55,14 @@ ServerContext::ServerContext(uv_loop_t* loop, const config::Config& config,
             handlers.back().begin(), handlers.back().end(),
             [](const std::unique_ptr<Handler>& handler) { return handler->streams_request_body(); }));
     }
+}
+
+void ServerContext::use_tls(const tls::ServerTls& loaded, uint16_t port) {
+    tls = &loaded;
+    tls_staging = std::make_unique<char[]>(tls_staging_size);
+    tls_gather = std::make_unique<tls::WriteGather>();
+    https_port = port;
+    redirect_http = config.tls->redirect_http;
 }
 
 }  // namespace portico::http

@@ -20,6 +20,8 @@
 #include "router/router.hpp"
 #include "static/file_cache.hpp"
 #include "static/mime.hpp"
+#include "tls/server_tls.hpp"
+#include "tls/tls_stream.hpp"
 
 namespace portico::http {
 
@@ -52,6 +54,17 @@ struct ServerContext {
     // location_streams_body[i]: a handler of location i streams request
     // bodies, so the location is served as soon as the head is in.
     std::vector<bool> location_streams_body;
+
+    // With a [tls] section: the certificates, where plaintext is staged and
+    // records gathered before a write (see OutputQueue::flush and
+    // tls/tls_stream.hpp), and where redirect_http sends clients.
+    void use_tls(const tls::ServerTls& loaded, uint16_t port);
+    const tls::ServerTls* tls = nullptr;
+    std::unique_ptr<char[]> tls_staging;
+    std::unique_ptr<tls::WriteGather> tls_gather;
+    static constexpr size_t tls_staging_size = 64 * 1024;
+    uint16_t https_port = 443;
+    bool redirect_http = false;
 
     // Set when the worker drains: connections finish what they are doing,
     // say "Connection: close", and idle ones close.

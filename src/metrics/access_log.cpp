@@ -195,6 +195,18 @@ void format_combined(std::string& out, const AccessRecord& r) {
     append_quoted_or_dash(out, r.location);
     out += " w=";
     append_number(out, r.worker);
+    // Always present, as urt= and uct= are, so a line splits into the same
+    // fields over TLS and cleartext. The names are OpenSSL's (letters,
+    // digits, '.', '_', '-', no space), escaped like the quoted fields all
+    // the same.
+    out += " tls=";
+    if (r.tls_protocol.empty()) {
+        out += '-';
+    } else {
+        append_escaped(out, r.tls_protocol);
+        out += '/';
+        append_escaped(out, r.tls_cipher.empty() ? std::string_view("-") : r.tls_cipher);
+    }
 }
 
 void format_json(std::string& out, const AccessRecord& r) {
@@ -241,6 +253,10 @@ void format_json(std::string& out, const AccessRecord& r) {
         out += "null";
     out += ",\"upstream\":";
     append_json_string_or_null(out, r.proxied ? r.upstream_server : std::string_view());
+    out += ",\"tls_protocol\":";
+    append_json_string_or_null(out, r.tls_protocol);
+    out += ",\"tls_cipher\":";
+    append_json_string_or_null(out, r.tls_protocol.empty() ? std::string_view() : r.tls_cipher);
     out += '}';
 }
 

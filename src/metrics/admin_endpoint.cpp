@@ -11,7 +11,6 @@
 #include <spdlog/spdlog.h>
 
 #include "http/status.hpp"
-#include "metrics/render.hpp"
 
 namespace portico::metrics {
 
@@ -34,16 +33,18 @@ void write_all(int fd, const std::string& bytes) {
     }
 }
 
-void respond(int fd, int status, std::string_view content_type, const std::string& body) {
-    std::string response = "HTTP/1.1 " + std::to_string(status) + " " +
-                           std::string(http::reason_phrase(status)) +
+// HEAD gets the head GET would get, Content-Length included.
+void respond(int fd, const AdminResponse& answer, bool head_only) {
+    std::string response = "HTTP/1.1 " + std::to_string(answer.status) + " " +
+                           std::string(http::reason_phrase(answer.status)) +
                            "\r\nServer: portico\r\nConnection: close\r\nCache-Control: no-store\r\n";
-    if (status != 204) {
-        response += "Content-Type: " + std::string(content_type) + "\r\n";
-        response += "Content-Length: " + std::to_string(body.size()) + "\r\n";
+    response += answer.headers;
+    if (answer.status != 204) {
+        response += "Content-Type: " + answer.content_type + "\r\n";
+        response += "Content-Length: " + std::to_string(answer.body.size()) + "\r\n";
     }
     response += "\r\n";
-    if (status != 204) response += body;
+    if (answer.status != 204 && !head_only) response += answer.body;
     write_all(fd, response);
 }
 
@@ -70,18 +71,17 @@ bool AdminEndpoint::open(const config::SocketAddress& address, std::string& erro
     return true;
 }
 
-void AdminEndpoint::serve_pending(SharedCounters& counters, const std::function<bool()>& healthy) {
+void AdminEndpoint::serve_pending(AdminContext& context) {
     for (int i = 0; i < 16; ++i) {
         int client = ::accept4(socket_.get(), nullptr, nullptr, SOCK_CLOEXEC);
         if (client < 0) return;
         set_timeouts(client);
-        serve_one(client, counters, healthy);
+        serve_one(client, context);
         ::close(client);
     }
 }
 
-void AdminEndpoint::serve_one(int client, SharedCounters& counters,
-                              const std::function<bool()>& healthy) {
+void AdminEndpoint::serve_one(int client, AdminContext& context) {
     std::string request;
     char chunk[2048];
     while (request.find("\r\n\r\n") == std::string::npos) {
@@ -92,30 +92,19 @@ void AdminEndpoint::serve_one(int client, SharedCounters& counters,
     size_t method_end = request.find(' ');
     size_t target_end = request.find(' ', method_end + 1);
     if (method_end == std::string::npos || target_end == std::string::npos) {
-        respond(client, 400, "text/plain", "400 Bad Request\n");
+        respond(client, {.status = 400, .content_type = "text/plain", .body = "400 Bad Request\n"},
+                false);
         return;
     }
-    std::string method = request.substr(0, method_end);
-    std::string path = request.substr(method_end + 1, target_end - method_end - 1);
-    path = path.substr(0, path.find('?'));
-    bool get = method == "GET" || method == "HEAD";
-    if (path == "/metrics" && get) {
-        respond(client, 200, "text/plain; version=0.0.4; charset=utf-8",
-                render_prometheus(counters.snapshot()));
-    } else if (path == "/stats" && get) {
-        respond(client, 200, "application/json", render_json(counters.snapshot()));
-    } else if (path == "/stats/reset" && method == "POST") {
-        counters.reset();
-        spdlog::info("counters reset through {}", address_);
-        respond(client, 204, "", "");
-    } else if (path == "/healthz" && get) {
-        bool ok = healthy();
-        respond(client, ok ? 200 : 503, "text/plain", ok ? "ok\n" : "no worker is accepting\n");
-    } else if (path == "/metrics" || path == "/stats" || path == "/stats/reset" || path == "/healthz") {
-        respond(client, 405, "text/plain", "405 Method Not Allowed\n");
-    } else {
-        respond(client, 404, "text/plain", "404 Not Found: try /metrics, /stats, /stats/reset, /healthz\n");
-    }
+    std::string_view line(request);
+    std::string_view method = line.substr(0, method_end);
+    std::string_view target = line.substr(method_end + 1, target_end - method_end - 1);
+    size_t question = target.find('?');
+    AdminRequest parsed{.method = method,
+                        .path = target.substr(0, question),
+                        .query = question == std::string_view::npos ? std::string_view()
+                                                                    : target.substr(question + 1)};
+    respond(client, answer_admin_request(parsed, context), method == "HEAD");
 }
 
 }  // namespace portico::metrics

@@ -2,20 +2,14 @@
 // master, so load tests on the traffic ports never hit it and a busy worker
 // never delays a scrape. The master's loop is otherwise idle, so each
 // request is answered at once, with short socket timeouts bounding what a
-// stuck client can cost it.
-//
-//   GET  /metrics      Prometheus text format 0.0.4
-//   GET  /stats        the same as JSON, with percentiles
-//   POST /stats/reset  zero every counter: 204
-//   GET  /healthz      200 while the workers accept, else 503
+// stuck client can cost it. What it answers: admin_routes.hpp.
 #pragma once
 
-#include <functional>
 #include <string>
 
 #include "config/config.hpp"
 #include "core/unique_fd.hpp"
-#include "metrics/shared_counters.hpp"
+#include "metrics/admin_routes.hpp"
 
 namespace portico::metrics {
 
@@ -27,10 +21,10 @@ public:
     const std::string& address() const { return address_; }
 
     // Accepts and answers the connections waiting on the socket.
-    void serve_pending(SharedCounters& counters, const std::function<bool()>& healthy);
+    void serve_pending(AdminContext& context);
 
 private:
-    void serve_one(int client, SharedCounters& counters, const std::function<bool()>& healthy);
+    void serve_one(int client, AdminContext& context);
     core::UniqueFd socket_;
     std::string address_;
 };

@@ -11,7 +11,8 @@ constexpr size_t align_up(size_t n, size_t alignment) {
 }
 
 struct Offsets {
-    size_t slot_infos, location_names, server_names, name_bytes, slots, slot_stride, total;
+    size_t slot_infos, location_names, server_names, upstream_names, name_bytes, slots,
+        slot_stride, total;
 };
 
 Offsets offsets_for(const Capacity& capacity) {
@@ -19,12 +20,14 @@ Offsets offsets_for(const Capacity& capacity) {
     o.slot_infos = align_up(sizeof(RegionHeader), 64);
     o.location_names = o.slot_infos + align_up(capacity.slots * sizeof(SlotInfo), 64);
     o.server_names = o.location_names + align_up(capacity.locations * sizeof(NameRef), 64);
-    o.name_bytes = o.server_names + align_up(capacity.servers * sizeof(ServerName), 64);
+    o.upstream_names = o.server_names + align_up(capacity.servers * sizeof(ServerName), 64);
+    o.name_bytes = o.upstream_names + align_up(capacity.upstreams * sizeof(NameRef), 64);
     // Slots start on a page so that a slot's counters are committed only
     // when it is first leased.
     o.slots = align_up(o.name_bytes + capacity.name_bytes, 4096);
     o.slot_stride = sizeof(SlotTotals) + (capacity.locations + 1) * sizeof(LocationCounters) +
-                    (capacity.servers + 1) * sizeof(ServerCounters);
+                    (capacity.servers + 1) * sizeof(ServerCounters) +
+                    (capacity.upstreams + 1) * sizeof(UpstreamCounters);
     o.total = o.slots + capacity.slots * o.slot_stride;
     return o;
 }
@@ -48,6 +51,10 @@ void ServerCounters::clear_totals() {
     connect_time.clear();
 }
 
+void UpstreamCounters::clear_totals() {
+    queue_timeouts.store(0, std::memory_order_relaxed);
+}
+
 size_t Region::bytes_needed(const Capacity& capacity) {
     return offsets_for(capacity).total;
 }
@@ -64,6 +71,8 @@ Region Region::build(void* base, const Capacity& capacity) {
     for (uint32_t i = 0; i < capacity.locations; ++i) new (&region.location_names_[i]) NameRef();
     region.server_names_ = reinterpret_cast<ServerName*>(bytes + o.server_names);
     for (uint32_t i = 0; i < capacity.servers; ++i) new (&region.server_names_[i]) ServerName();
+    region.upstream_names_ = reinterpret_cast<NameRef*>(bytes + o.upstream_names);
+    for (uint32_t i = 0; i < capacity.upstreams; ++i) new (&region.upstream_names_[i]) NameRef();
     region.name_bytes_ = bytes + o.name_bytes;
     region.slots_ = bytes + o.slots;
     region.slot_stride_ = o.slot_stride;
@@ -76,6 +85,8 @@ void Region::build_slot(unsigned slot) {
     for (uint32_t i = 0; i <= capacity_.locations; ++i) new (&location[i]) LocationCounters();
     ServerCounters* server = servers(slot);
     for (uint32_t i = 0; i <= capacity_.servers; ++i) new (&server[i]) ServerCounters();
+    UpstreamCounters* upstream = upstreams(slot);
+    for (uint32_t i = 0; i <= capacity_.upstreams; ++i) new (&upstream[i]) UpstreamCounters();
 }
 
 SlotTotals& Region::totals(unsigned slot) const {
@@ -89,6 +100,11 @@ LocationCounters* Region::locations(unsigned slot) const {
 ServerCounters* Region::servers(unsigned slot) const {
     return reinterpret_cast<ServerCounters*>(reinterpret_cast<char*>(locations(slot)) +
                                              (capacity_.locations + 1) * sizeof(LocationCounters));
+}
+
+UpstreamCounters* Region::upstreams(unsigned slot) const {
+    return reinterpret_cast<UpstreamCounters*>(reinterpret_cast<char*>(servers(slot)) +
+                                               (capacity_.servers + 1) * sizeof(ServerCounters));
 }
 
 }  // namespace portico::metrics

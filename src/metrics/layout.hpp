@@ -5,14 +5,17 @@
 //   RegionHeader            reset epoch, directory sizes, the master's totals
 //   SlotInfo[slots]         who holds each worker slot (the master writes it)
 //   NameRef[locations]      the directory: entry i names the i-th
-//   ServerName[servers]     LocationCounters / ServerCounters of every slot
+//   ServerName[servers]     LocationCounters / ServerCounters /
+//   NameRef[upstreams]      UpstreamCounters of every slot
 //   char[name_bytes]        the directory's strings
-//   slots x { SlotTotals, LocationCounters[locations + 1], ServerCounters[servers + 1] }
+//   slots x { SlotTotals, LocationCounters[locations + 1], ServerCounters[servers + 1],
+//             UpstreamCounters[upstreams + 1] }
 //
-// The directory is keyed by location name and by (upstream name, server
-// address) and only ever grows, so a reload that keeps a name keeps its
-// entry, and its totals. The extra entry at the end of each slot is a sink for
-// names that found no room; it is written but never read.
+// The directory is keyed by location name, by (upstream name, server
+// address) and by upstream name, and only ever grows, so a reload that keeps
+// a name keeps its entry, and its totals. Location entry 0 is always
+// no_location_name. The extra entry at the end of each table of a slot is a
+// sink for names that found no room; it is written but never read.
 #pragma once
 
 #include <array>
@@ -25,9 +28,19 @@
 
 namespace portico::metrics {
 
+// The pseudo-location of requests answered without one: no location
+// matched, or the connection answered before routing (a malformed or
+// oversized head, a head or body too slow, a body too large). nginx logs
+// such requests with "-" too.
+inline constexpr std::string_view no_location_name = "-";
+
 enum class UpstreamError : uint8_t { connect, timeout, reset, bad_response };
 inline constexpr std::array<std::string_view, 4> upstream_error_names = {"connect", "timeout",
                                                                          "reset", "bad_response"};
+
+// How a TLS handshake ended: a new session, a resumed one (ticket), or none.
+enum class TlsHandshake : uint8_t { full, resumed, failed };
+inline constexpr std::array<std::string_view, 3> tls_handshake_names = {"full", "resumed", "failed"};
 
 // Cache-line aligned so two entries never share a line with another slot's.
 struct alignas(64) LocationCounters {
@@ -52,6 +65,15 @@ struct alignas(64) ServerCounters {
     void clear_totals();  // all but the gauge, which describes the present
 };
 
+// What belongs to an upstream as a whole: its queue of requests waiting
+// for a server below max_connections.
+struct alignas(64) UpstreamCounters {
+    std::atomic<int64_t> queued{0};  // gauge: waiting right now
+    std::atomic<uint64_t> queue_timeouts{0};  // answered 503 after connect_timeout in the queue
+
+    void clear_totals();  // all but the gauge, which describes the present
+};
+
 struct alignas(64) SlotTotals {
     // The reset these counters count from; readers ignore a slot whose
     // epoch is behind RegionHeader::reset_epoch (see SharedCounters::reset).
@@ -59,6 +81,8 @@ struct alignas(64) SlotTotals {
     std::atomic<uint64_t> connections_accepted{0};
     std::atomic<int64_t> connections_active{0};  // gauge
     std::atomic<uint64_t> upstream_retries{0};
+    std::array<std::atomic<uint64_t>, tls_handshake_names.size()> tls_handshakes{};
+    HistogramSlot tls_handshake_time;  // accept to handshake done, completed ones
 };
 
 // Written by the master, except pid, which the worker sets when it attaches.
@@ -95,6 +119,7 @@ struct RegionHeader {
     // (release) after writing them.
     alignas(64) std::atomic<uint32_t> location_count{0};
     std::atomic<uint32_t> server_count{0};
+    std::atomic<uint32_t> upstream_count{0};
     std::atomic<uint32_t> name_bytes_used{0};
     MasterTotals master;
 };
@@ -103,6 +128,7 @@ struct Capacity {
     uint32_t slots = 0;
     uint32_t locations = 0;
     uint32_t servers = 0;
+    uint32_t upstreams = 0;
     uint32_t name_bytes = 0;
 };
 
@@ -123,8 +149,10 @@ public:
     SlotTotals& totals(unsigned slot) const;
     LocationCounters* locations(unsigned slot) const;  // locations + 1 entries
     ServerCounters* servers(unsigned slot) const;      // servers + 1 entries
-    NameRef& location_name(uint32_t entry) const { return location_names_[entry]; }
-    ServerName& server_name(uint32_t entry) const { return server_names_[entry]; }
+    UpstreamCounters* upstreams(unsigned slot) const;  // upstreams + 1 entries
+    NameRef* location_names() const { return location_names_; }  // capacity().locations
+    ServerName* server_names() const { return server_names_; }    // capacity().servers
+    NameRef* upstream_names() const { return upstream_names_; }   // capacity().upstreams
     char* name_bytes() const { return name_bytes_; }
     std::string_view name(NameRef ref) const { return {name_bytes_ + ref.offset, ref.length}; }
 
@@ -134,6 +162,7 @@ private:
     SlotInfo* slot_infos_ = nullptr;
     NameRef* location_names_ = nullptr;
     ServerName* server_names_ = nullptr;
+    NameRef* upstream_names_ = nullptr;
     char* name_bytes_ = nullptr;
     char* slots_ = nullptr;
     size_t slot_stride_ = 0;

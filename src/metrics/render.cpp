@@ -92,8 +92,24 @@ private:
     std::string out_;
 };
 
+// Always present, zero without [tls], so dashboards and alerts need not
+// know whether TLS is configured.
+void render_tls(PrometheusText& text, const Snapshot& snapshot) {
+    text.family("portico_tls_handshakes_total", "counter",
+                "TLS handshakes, by result: full (a new session), resumed (a session ticket) or "
+                "failed.");
+    for (size_t result = 0; result < tls_handshake_names.size(); ++result)
+        text.sample("portico_tls_handshakes_total",
+                    labels({{"result", tls_handshake_names[result]}}),
+                    snapshot.tls_handshakes[result]);
+    text.family("portico_tls_handshake_seconds", "histogram",
+                "Connection accepted to TLS handshake done, full and resumed handshakes.");
+    text.histogram("portico_tls_handshake_seconds", "", snapshot.tls_handshake_time);
+}
+
 void render_locations(PrometheusText& text, const Snapshot& snapshot) {
-    text.family("portico_requests_total", "counter", "Requests answered, by location and status.");
+    text.family("portico_requests_total", "counter",
+                "Requests answered, by location (\"-\": none) and status.");
     for (const LocationSnapshot& location : snapshot.locations)
         for (size_t slot = 0; slot < status_slot_count; ++slot)
             if (location.responses[slot] != 0)
@@ -175,6 +191,19 @@ void render_servers(PrometheusText& text, const Snapshot& snapshot) {
                        server.connect_time);
 }
 
+void render_upstream_queues(PrometheusText& text, const Snapshot& snapshot) {
+    text.family("portico_upstream_queued", "gauge",
+                "Requests waiting now for a server below max_connections.");
+    for (const UpstreamSnapshot& upstream : snapshot.upstreams)
+        text.sample("portico_upstream_queued", labels({{"upstream", upstream.name}}),
+                    upstream.queued);
+    text.family("portico_upstream_queue_timeouts_total", "counter",
+                "Requests answered 503 after waiting connect_timeout in the queue.");
+    for (const UpstreamSnapshot& upstream : snapshot.upstreams)
+        text.sample("portico_upstream_queue_timeouts_total", labels({{"upstream", upstream.name}}),
+                    upstream.queue_timeouts);
+}
+
 }  // namespace
 
 std::string render_prometheus(const Snapshot& snapshot) {
@@ -183,8 +212,10 @@ std::string render_prometheus(const Snapshot& snapshot) {
     text.sample("portico_connections_accepted_total", "", snapshot.connections_accepted);
     text.family("portico_connections_active", "gauge", "Client connections open now.");
     text.sample("portico_connections_active", "", snapshot.connections_active);
+    render_tls(text, snapshot);
     render_locations(text, snapshot);
     render_servers(text, snapshot);
+    render_upstream_queues(text, snapshot);
     text.family("portico_upstream_retries_total", "counter",
                 "Requests retried on a fresh connection after a reused one failed.");
     text.sample("portico_upstream_retries_total", "", snapshot.upstream_retries);

@@ -1,85 +1,15 @@
 // GET /stats: the snapshot as JSON, with percentiles worked out, for people
 // and scripts comparing benchmark runs.
 #include <array>
-#include <cstdio>
 #include <string>
 #include <string_view>
-#include <type_traits>
 
+#include "metrics/json_text.hpp"
 #include "metrics/render.hpp"
 
 namespace portico::metrics {
 
 namespace {
-
-class JsonText {
-public:
-    // Members and elements: a comma before all but the first of each object.
-    void open(char bracket) {
-        separate();
-        out_ += bracket;
-        first_ = true;
-    }
-    void close(char bracket) {
-        out_ += bracket;
-        first_ = false;
-    }
-    void key(std::string_view name) {
-        separate();
-        string(name);
-        out_ += ':';
-        first_ = true;  // the value that follows takes no comma
-    }
-    void number(std::string_view digits) {
-        separate();
-        out_ += digits;
-    }
-    void number(uint64_t value) { number(std::to_string(value)); }
-    void number(int64_t value) { number(std::to_string(value)); }
-    void text(std::string_view value) {
-        separate();
-        string(value);
-    }
-    void boolean(bool value) { number(value ? "true" : "false"); }
-
-    template <typename T>
-    void field(std::string_view name, const T& value) {
-        key(name);
-        if constexpr (std::is_convertible_v<T, std::string_view>)
-            text(value);
-        else if constexpr (std::is_same_v<T, bool>)
-            boolean(value);
-        else
-            number(value);
-    }
-
-    std::string take() { return std::move(out_); }
-
-private:
-    void separate() {
-        if (!first_) out_ += ',';
-        first_ = false;
-    }
-    void string(std::string_view value) {
-        out_ += '"';
-        for (char c : value) {
-            if (c == '"' || c == '\\') {
-                out_ += '\\';
-                out_ += c;
-            } else if (static_cast<unsigned char>(c) < 0x20) {
-                char escaped[8];
-                std::snprintf(escaped, sizeof escaped, "\\u%04x", static_cast<unsigned>(c));
-                out_ += escaped;
-            } else {
-                out_ += c;
-            }
-        }
-        out_ += '"';
-    }
-
-    std::string out_;
-    bool first_ = true;
-};
 
 void histogram(JsonText& json, std::string_view name, const HistogramSnapshot& histogram) {
     json.key(name);
@@ -95,49 +25,67 @@ void histogram(JsonText& json, std::string_view name, const HistogramSnapshot& h
     }
     json.key("max");
     json.number(format_seconds(histogram.max_ns));
+    // Per bucket (not cumulative), matching the document's bucket_bounds
+    // plus the one above them: the dashboard takes differences between two
+    // reads for the percentiles of the last second.
+    json.key("buckets");
+    json.open('[');
+    for (uint64_t n : histogram.buckets) json.number(n);
+    json.close(']');
+    json.close('}');
+}
+
+void bucket_bounds(JsonText& json) {
+    json.key("bucket_bounds");
+    json.open('[');
+    for (uint64_t bound : bucket_bounds_ns) json.number(format_seconds(bound));
+    json.close(']');
+}
+
+// {"full": N, "resumed": N, "failed": N}
+void tls_handshakes(JsonText& json,
+                    const std::array<uint64_t, tls_handshake_names.size()>& handshakes) {
+    json.key("tls_handshakes");
+    json.open('{');
+    for (size_t result = 0; result < tls_handshake_names.size(); ++result)
+        json.field(tls_handshake_names[result], handshakes[result]);
     json.close('}');
 }
 
 void totals(JsonText& json, const Snapshot& snapshot) {
+    LocationSnapshot all = all_locations(snapshot);
     std::array<uint64_t, 6> by_class{};  // other, 1xx..5xx
-    uint64_t response_bytes = 0;
-    uint64_t sendfile_bytes = 0;
-    HistogramSnapshot request, upstream, overhead, connect;
-    for (const LocationSnapshot& location : snapshot.locations) {
-        for (size_t slot = 0; slot < status_slot_count; ++slot)
-            by_class[status_class(slot)] += location.responses[slot];
-        response_bytes += location.response_bytes;
-        sendfile_bytes += location.sendfile_bytes;
-        request.add(location.request_duration);
-        upstream.add(location.upstream_duration);
-        overhead.add(location.proxy_overhead);
-    }
+    for (size_t slot = 0; slot < status_slot_count; ++slot)
+        by_class[status_class(slot)] += all.responses[slot];
+    HistogramSnapshot connect;
     for (const ServerSnapshot& server : snapshot.servers) connect.add(server.connect_time);
 
     json.key("totals");
     json.open('{');
     json.field("connections_accepted", snapshot.connections_accepted);
     json.field("connections_active", snapshot.connections_active);
-    json.field("requests", request.count);
+    json.field("requests", all.request_duration.count);
     json.key("responses");
     json.open('{');
     for (int status_class = 1; status_class <= 5; ++status_class)
         json.field(std::to_string(status_class) + "xx", by_class[status_class]);
     json.field("other", by_class[0]);
     json.close('}');
-    json.field("response_bytes", response_bytes);
-    json.field("sendfile_bytes", sendfile_bytes);
+    json.field("response_bytes", all.response_bytes);
+    json.field("sendfile_bytes", all.sendfile_bytes);
     json.field("upstream_retries", snapshot.upstream_retries);
+    tls_handshakes(json, snapshot.tls_handshakes);
     json.field("worker_restarts", snapshot.worker_restarts);
     json.key("config_reloads");
     json.open('{');
     json.field("ok", snapshot.config_reloads_ok);
     json.field("failed", snapshot.config_reloads_failed);
     json.close('}');
-    histogram(json, "request_duration", request);
-    histogram(json, "upstream_duration", upstream);
-    histogram(json, "proxy_overhead", overhead);
+    histogram(json, "request_duration", all.request_duration);
+    histogram(json, "upstream_duration", all.upstream_duration);
+    histogram(json, "proxy_overhead", all.proxy_overhead);
     histogram(json, "upstream_connect", connect);
+    histogram(json, "tls_handshake_time", snapshot.tls_handshake_time);
     json.close('}');
 }
 
@@ -154,6 +102,7 @@ void workers(JsonText& json, const Snapshot& snapshot) {
         json.field("connections_active", worker.connections_active);
         json.field("requests", worker.requests);
         json.field("upstream_retries", worker.upstream_retries);
+        tls_handshakes(json, worker.tls_handshakes);
         json.close('}');
     }
     json.close(']');
@@ -204,15 +153,30 @@ void servers(JsonText& json, const Snapshot& snapshot) {
     json.close(']');
 }
 
+void upstreams(JsonText& json, const Snapshot& snapshot) {
+    json.key("upstreams");
+    json.open('[');
+    for (const UpstreamSnapshot& upstream : snapshot.upstreams) {
+        json.open('{');
+        json.field("name", upstream.name);
+        json.field("queued", upstream.queued);
+        json.field("queue_timeouts", upstream.queue_timeouts);
+        json.close('}');
+    }
+    json.close(']');
+}
+
 }  // namespace
 
 std::string render_json(const Snapshot& snapshot) {
     JsonText json;
     json.open('{');
+    bucket_bounds(json);
     totals(json, snapshot);
     workers(json, snapshot);
     locations(json, snapshot);
     servers(json, snapshot);
+    upstreams(json, snapshot);
     json.close('}');
     return json.take();
 }

@@ -14,17 +14,19 @@ namespace portico::metrics {
 Capacity capacity_for(const config::Config& config) {
     unsigned workers = std::max(config.server.workers, std::thread::hardware_concurrency());
     size_t servers = 0;
-    size_t name_bytes = 0;
+    size_t name_bytes = no_location_name.size();
     for (const config::LocationConfig& location : config.locations)
         name_bytes += location.name.size();
     for (const config::UpstreamConfig& upstream : config.upstreams) {
         servers += upstream.servers.size();
+        name_bytes += upstream.name.size();
         for (const config::SocketAddress& server : upstream.servers)
             name_bytes += upstream.name.size() + server.text.size();
     }
     return {.slots = 2 * workers + 8,
-            .locations = static_cast<uint32_t>(2 * config.locations.size() + 16),
+            .locations = static_cast<uint32_t>(1 + 2 * config.locations.size() + 16),
             .servers = static_cast<uint32_t>(2 * servers + 16),
+            .upstreams = static_cast<uint32_t>(2 * config.upstreams.size() + 8),
             .name_bytes = static_cast<uint32_t>(4 * name_bytes + 4096)};
 }
 
@@ -41,7 +43,10 @@ std::unique_ptr<SharedCounters> SharedCounters::create(const Capacity& capacity,
 }
 
 SharedCounters::SharedCounters(void* base, size_t bytes, const Capacity& capacity)
-    : base_(base), bytes_(bytes), region_(Region::build(base, capacity)) {}
+    : base_(base), bytes_(bytes), region_(Region::build(base, capacity)) {
+    // Entry 0, before any config's names: present whatever the config says.
+    find_or_add_name(location_names(), no_location_name);
+}
 
 SharedCounters::~SharedCounters() {
     munmap(base_, bytes_);
@@ -50,26 +55,29 @@ SharedCounters::~SharedCounters() {
 std::vector<std::string> SharedCounters::register_names(const config::Config& config) {
     std::vector<std::string> no_room;
     for (const config::LocationConfig& location : config.locations)
-        if (find_or_add_location(location.name) == region_.capacity().locations)
+        if (find_or_add_name(location_names(), location.name) == region_.capacity().locations)
             no_room.push_back("location " + location.name);
-    for (const config::UpstreamConfig& upstream : config.upstreams)
+    for (const config::UpstreamConfig& upstream : config.upstreams) {
+        if (find_or_add_name(upstream_names(), upstream.name) == region_.capacity().upstreams)
+            no_room.push_back("upstream " + upstream.name);
         for (const config::SocketAddress& server : upstream.servers)
             if (find_or_add_server(upstream.name, server.text) == region_.capacity().servers)
                 no_room.push_back("upstream " + upstream.name + " server " + server.text);
+    }
     return no_room;
 }
 
-uint32_t SharedCounters::find_location(std::string_view name) const {
-    uint32_t count = region_.header().location_count.load(std::memory_order_acquire);
+uint32_t SharedCounters::find_name(const NameTable& table, std::string_view name) const {
+    uint32_t count = table.count.load(std::memory_order_acquire);
     for (uint32_t i = 0; i < count; ++i)
-        if (region_.name(region_.location_name(i)) == name) return i;
-    return region_.capacity().locations;
+        if (region_.name(table.names[i]) == name) return i;
+    return table.capacity;
 }
 
 uint32_t SharedCounters::find_server(std::string_view upstream, std::string_view server) const {
     uint32_t count = region_.header().server_count.load(std::memory_order_acquire);
     for (uint32_t i = 0; i < count; ++i) {
-        const ServerName& name = region_.server_name(i);
+        const ServerName& name = region_.server_names()[i];
         if (region_.name(name.upstream) == upstream && region_.name(name.server) == server)
             return i;
     }
@@ -86,16 +94,24 @@ bool SharedCounters::store_name(std::string_view name, NameRef& ref) {
     return true;
 }
 
-uint32_t SharedCounters::find_or_add_location(std::string_view name) {
-    uint32_t entry = find_location(name);
-    if (entry != region_.capacity().locations) return entry;
-    std::atomic<uint32_t>& count = region_.header().location_count;
-    entry = count.load(std::memory_order_relaxed);
-    if (entry == region_.capacity().locations || !store_name(name, region_.location_name(entry)))
-        return region_.capacity().locations;
+uint32_t SharedCounters::find_or_add_name(const NameTable& table, std::string_view name) {
+    uint32_t entry = find_name(table, name);
+    if (entry != table.capacity) return entry;
+    entry = table.count.load(std::memory_order_relaxed);
+    if (entry == table.capacity || !store_name(name, table.names[entry])) return table.capacity;
     // Release: a reader that sees the count sees the entry and its bytes.
-    count.store(entry + 1, std::memory_order_release);
+    table.count.store(entry + 1, std::memory_order_release);
     return entry;
+}
+
+SharedCounters::NameTable SharedCounters::location_names() const {
+    return {region_.location_names(), region_.header().location_count,
+            region_.capacity().locations};
+}
+
+SharedCounters::NameTable SharedCounters::upstream_names() const {
+    return {region_.upstream_names(), region_.header().upstream_count,
+            region_.capacity().upstreams};
 }
 
 uint32_t SharedCounters::find_or_add_server(std::string_view upstream, std::string_view server) {
@@ -104,7 +120,7 @@ uint32_t SharedCounters::find_or_add_server(std::string_view upstream, std::stri
     std::atomic<uint32_t>& count = region_.header().server_count;
     entry = count.load(std::memory_order_relaxed);
     if (entry == region_.capacity().servers) return entry;
-    ServerName& name = region_.server_name(entry);
+    ServerName& name = region_.server_names()[entry];
     // When only the first string fits its bytes are wasted, but the entry
     // is never published, so no reader sees half a name.
     if (!store_name(upstream, name.upstream) || !store_name(server, name.server))
@@ -163,6 +179,9 @@ void SharedCounters::release_slot(unsigned slot) {
     ServerCounters* servers = region_.servers(slot);
     for (uint32_t i = 0; i <= region_.capacity().servers; ++i)
         servers[i].connections_idle.store(0, std::memory_order_relaxed);
+    UpstreamCounters* upstreams = region_.upstreams(slot);
+    for (uint32_t i = 0; i <= region_.capacity().upstreams; ++i)
+        upstreams[i].queued.store(0, std::memory_order_relaxed);
 }
 
 void SharedCounters::catch_up_master_totals() {
@@ -187,19 +206,18 @@ void SharedCounters::count_config_reload(bool ok) {
 }
 
 WorkerCounters SharedCounters::attach(unsigned slot, const config::Config& config) {
-    std::vector<uint32_t> locations;
+    WorkerCounters::Entries entries;
+    entries.locations.push_back(find_name(location_names(), no_location_name));
     for (const config::LocationConfig& location : config.locations)
-        locations.push_back(find_location(location.name));
-    std::vector<uint32_t> first_server;
-    std::vector<uint32_t> servers;
+        entries.locations.push_back(find_name(location_names(), location.name));
     for (const config::UpstreamConfig& upstream : config.upstreams) {
-        first_server.push_back(static_cast<uint32_t>(servers.size()));
+        entries.upstreams.push_back(find_name(upstream_names(), upstream.name));
+        entries.first_server.push_back(static_cast<uint32_t>(entries.servers.size()));
         for (const config::SocketAddress& server : upstream.servers)
-            servers.push_back(find_server(upstream.name, server.text));
+            entries.servers.push_back(find_server(upstream.name, server.text));
     }
     region_.slot_info(slot).pid.store(static_cast<int32_t>(getpid()), std::memory_order_relaxed);
-    return WorkerCounters(region_, slot, std::move(locations), std::move(first_server),
-                          std::move(servers));
+    return WorkerCounters(region_, slot, std::move(entries));
 }
 
 Snapshot SharedCounters::snapshot() const {

@@ -8,10 +8,17 @@
 // slots as workers); totals are the sum of all slots ever used, so a reload
 // loses nothing.
 //
-// Names: locations are keyed by name and upstream servers by (upstream,
-// address), in a directory that only grows. A name kept across reloads keeps
-// its entry and its totals; a removed one stays visible with frozen totals,
-// as Prometheus expects of counters.
+// Names: locations and upstreams are keyed by name and upstream servers by
+// (upstream, server as written in `servers`), in a directory that only
+// grows. A name kept across reloads keeps its entry and its totals; a
+// removed one stays visible with frozen totals, as Prometheus expects of
+// counters. The location "-" (no_location_name) is always the first entry.
+//
+// A host name that workers resolve again (`resolve`) is one entry whatever
+// addresses it has now: they come and go at run time (a Kubernetes pod per
+// rollout), in each worker on its own, while only the master writes the
+// directory, and only at load; entries per address would also grow without
+// bound. Its series sum its addresses; the error log names each address.
 //
 // Capacity is fixed when the region is created (the mapping cannot grow once
 // workers share it): see capacity_for. The region is mapped MAP_NORESERVE and
@@ -45,10 +52,11 @@ public:
     SharedCounters(const SharedCounters&) = delete;
     SharedCounters& operator=(const SharedCounters&) = delete;
 
-    // Master: adds the config's location names and upstream servers not seen
-    // before. Call it before forking workers on a config (at start and after
-    // each successful reload). Returns the names that found no room: their
-    // requests are not counted until portico restarts (worth a warning).
+    // Master: adds the config's location and upstream names and upstream
+    // servers not seen before. Call it before forking workers on a config
+    // (at start and after each successful reload). Returns the names that
+    // found no room: their requests are not counted until portico restarts
+    // (worth a warning).
     std::vector<std::string> register_names(const config::Config& config);
 
     struct Lease {
@@ -80,11 +88,21 @@ public:
     size_t mapped_bytes() const { return bytes_; }
 
 private:
+    // A directory of single names (locations, upstreams); an entry is
+    // `capacity` when the name is not in it.
+    struct NameTable {
+        NameRef* names;
+        std::atomic<uint32_t>& count;
+        uint32_t capacity;
+    };
+
     SharedCounters(void* base, size_t bytes, const Capacity& capacity);
-    uint32_t find_or_add_location(std::string_view name);
+    NameTable location_names() const;
+    NameTable upstream_names() const;
+    uint32_t find_name(const NameTable& table, std::string_view name) const;
+    uint32_t find_or_add_name(const NameTable& table, std::string_view name);
     uint32_t find_or_add_server(std::string_view upstream, std::string_view server);
     bool store_name(std::string_view name, NameRef& ref);
-    uint32_t find_location(std::string_view name) const;
     uint32_t find_server(std::string_view upstream, std::string_view server) const;
     void catch_up_master_totals();
 

@@ -48,18 +48,37 @@ uint64_t LocationSnapshot::requests() const {
     return total;
 }
 
+LocationSnapshot all_locations(const Snapshot& snapshot) {
+    LocationSnapshot sum;
+    for (const LocationSnapshot& location : snapshot.locations) {
+        for (size_t slot = 0; slot < status_slot_count; ++slot)
+            sum.responses[slot] += location.responses[slot];
+        sum.response_bytes += location.response_bytes;
+        sum.sendfile_bytes += location.sendfile_bytes;
+        sum.request_duration.add(location.request_duration);
+        sum.upstream_duration.add(location.upstream_duration);
+        sum.proxy_overhead.add(location.proxy_overhead);
+    }
+    return sum;
+}
+
 Snapshot read_snapshot(const Region& region) {
     Snapshot snapshot;
     // Acquire pairs with the master's release when it published the entries.
     uint32_t location_count = region.header().location_count.load(std::memory_order_acquire);
     uint32_t server_count = region.header().server_count.load(std::memory_order_acquire);
+    uint32_t upstream_count = region.header().upstream_count.load(std::memory_order_acquire);
     for (uint32_t i = 0; i < location_count; ++i)
-        snapshot.locations.push_back({.name = std::string(region.name(region.location_name(i)))});
+        snapshot.locations.push_back(
+            {.name = std::string(region.name(region.location_names()[i]))});
     for (uint32_t i = 0; i < server_count; ++i) {
-        const ServerName& name = region.server_name(i);
+        const ServerName& name = region.server_names()[i];
         snapshot.servers.push_back({.upstream = std::string(region.name(name.upstream)),
                                     .server = std::string(region.name(name.server))});
     }
+    for (uint32_t i = 0; i < upstream_count; ++i)
+        snapshot.upstreams.push_back(
+            {.name = std::string(region.name(region.upstream_names()[i]))});
 
     uint64_t epoch = region.header().reset_epoch.load(std::memory_order_acquire);
     read_master_totals(region.header(), epoch, snapshot);
@@ -69,6 +88,7 @@ Snapshot read_snapshot(const Region& region) {
         if (!info.built.load(std::memory_order_acquire)) continue;
         const SlotTotals& totals = region.totals(slot);
         const ServerCounters* servers = region.servers(slot);
+        const UpstreamCounters* upstreams = region.upstreams(slot);
         WorkerSnapshot worker{
             .slot = slot,
             .worker = info.worker.load(std::memory_order_relaxed),
@@ -79,6 +99,8 @@ Snapshot read_snapshot(const Region& region) {
         for (uint32_t i = 0; i < server_count; ++i)
             snapshot.servers[i].connections_idle +=
                 servers[i].connections_idle.load(std::memory_order_relaxed);
+        for (uint32_t i = 0; i < upstream_count; ++i)
+            snapshot.upstreams[i].queued += upstreams[i].queued.load(std::memory_order_relaxed);
 
         // Acquire pairs with WorkerCounters::start_over: the new epoch
         // implies the zeros written before it. A reader that loaded the old
@@ -88,13 +110,20 @@ Snapshot read_snapshot(const Region& region) {
         if (counts_since_reset) {
             worker.connections_accepted = load(totals.connections_accepted);
             worker.upstream_retries = load(totals.upstream_retries);
+            for (size_t i = 0; i < worker.tls_handshakes.size(); ++i)
+                worker.tls_handshakes[i] = load(totals.tls_handshakes[i]);
+            snapshot.tls_handshake_time.add(totals.tls_handshake_time);
             const LocationCounters* locations = region.locations(slot);
             for (uint32_t i = 0; i < location_count; ++i)
                 worker.requests += add_location(snapshot.locations[i], locations[i]);
             for (uint32_t i = 0; i < server_count; ++i) add_server(snapshot.servers[i], servers[i]);
+            for (uint32_t i = 0; i < upstream_count; ++i)
+                snapshot.upstreams[i].queue_timeouts += load(upstreams[i].queue_timeouts);
         }
         snapshot.connections_accepted += worker.connections_accepted;
         snapshot.upstream_retries += worker.upstream_retries;
+        for (size_t i = 0; i < worker.tls_handshakes.size(); ++i)
+            snapshot.tls_handshakes[i] += worker.tls_handshakes[i];
         snapshot.workers.push_back(worker);
     }
     return snapshot;

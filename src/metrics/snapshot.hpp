@@ -23,6 +23,7 @@ struct WorkerSnapshot {
     int64_t connections_active = 0;
     uint64_t requests = 0;
     uint64_t upstream_retries = 0;
+    std::array<uint64_t, tls_handshake_names.size()> tls_handshakes{};  // by TlsHandshake
 };
 
 struct LocationSnapshot {
@@ -48,17 +49,29 @@ struct ServerSnapshot {
     HistogramSnapshot connect_time{};
 };
 
+struct UpstreamSnapshot {
+    std::string name;
+    int64_t queued = 0;
+    uint64_t queue_timeouts = 0;
+};
+
 struct Snapshot {
     uint64_t connections_accepted = 0;
     int64_t connections_active = 0;
     uint64_t upstream_retries = 0;
+    std::array<uint64_t, tls_handshake_names.size()> tls_handshakes{};  // by TlsHandshake
+    HistogramSnapshot tls_handshake_time{};  // accept to handshake done, full and resumed
     uint64_t worker_restarts = 0;
     uint64_t config_reloads_ok = 0;
     uint64_t config_reloads_failed = 0;
     std::vector<WorkerSnapshot> workers;      // every slot ever leased, by slot
-    std::vector<LocationSnapshot> locations;  // every name ever registered, in order
+    std::vector<LocationSnapshot> locations;  // every name ever registered, in order ("-" first)
     std::vector<ServerSnapshot> servers;      // likewise
+    std::vector<UpstreamSnapshot> upstreams;  // likewise
 };
+
+// Every location added up, "-" included: the totals row. Its name is empty.
+LocationSnapshot all_locations(const Snapshot& snapshot);
 
 // Sums the region. Counters a slot kept from before the last reset (its
 // holder has not recorded since) read as zero; gauges are always read.

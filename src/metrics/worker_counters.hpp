@@ -34,12 +34,22 @@ public:
         bump(totals_->connections_active, int64_t{-1});
     }
 
-    // `location` is the index into Config::locations. The proxy overhead is
-    // recorded for proxied requests only: for a file or a fixed response the
-    // whole duration is the proxy's and already in the request histogram.
-    void request_finished(size_t location, const RequestRecord& request) {
+    // `ns`: from the accept to the end of the handshake (completed ones only).
+    void tls_handshake_finished(TlsHandshake result, uint64_t ns) {
         catch_up_with_reset();
-        LocationCounters& counters = locations_[location_entries_[location]];
+        bump(totals_->tls_handshakes[static_cast<size_t>(result)], uint64_t{1});
+        if (result != TlsHandshake::failed) totals_->tls_handshake_time.record(ns);
+    }
+
+    // `location` is the index into Config::locations, or -1 for a request
+    // answered without one (counted under no_location_name). The proxy
+    // overhead is recorded for proxied requests only: for a file or a fixed
+    // response the whole duration is the proxy's and already in the request
+    // histogram.
+    void request_finished(int location, const RequestRecord& request) {
+        catch_up_with_reset();
+        LocationCounters& counters =
+            locations_[entries_.locations[static_cast<size_t>(location + 1)]];
         bump(counters.responses[status_slot(request.status)], uint64_t{1});
         bump(counters.response_bytes, request.response_bytes);
         bump(counters.sendfile_bytes, request.sendfile_bytes);
@@ -79,11 +89,27 @@ public:
         catch_up_with_reset();
         bump(totals_->upstream_retries, uint64_t{1});
     }
+    // +1 when a request joins `upstream`'s queue, -1 when it leaves it.
+    void upstream_queue_changed(size_t upstream, int64_t delta) {
+        catch_up_with_reset();
+        bump(upstream_counters(upstream).queued, delta);
+    }
+    // A queued request answered 503: no server had room within connect_timeout.
+    void upstream_queue_timed_out(size_t upstream) {
+        catch_up_with_reset();
+        bump(upstream_counters(upstream).queue_timeouts, uint64_t{1});
+    }
 
 private:
     friend class SharedCounters;
-    WorkerCounters(const Region& region, unsigned slot, std::vector<uint32_t> location_entries,
-                   std::vector<uint32_t> first_server_entry, std::vector<uint32_t> server_entries);
+    // The slot entries of the config's names, resolved once.
+    struct Entries {
+        std::vector<uint32_t> locations;     // no_location_name, then Config::locations
+        std::vector<uint32_t> upstreams;     // Config::upstreams index -> entry
+        std::vector<uint32_t> first_server;  // Config::upstreams index -> into servers
+        std::vector<uint32_t> servers;       // -> entry
+    };
+    WorkerCounters(const Region& region, unsigned slot, Entries entries);
 
     // A reset (from any process) only bumps the region's epoch; the owner
     // zeroes its own slot the next time it records, so the slot keeps a
@@ -95,7 +121,10 @@ private:
     void start_over();
 
     ServerCounters& server_counters(size_t upstream, size_t server) {
-        return servers_[server_entries_[first_server_entry_[upstream] + server]];
+        return servers_[entries_.servers[entries_.first_server[upstream] + server]];
+    }
+    UpstreamCounters& upstream_counters(size_t upstream) {
+        return upstreams_[entries_.upstreams[upstream]];
     }
 
     const std::atomic<uint64_t>* region_epoch_;
@@ -103,11 +132,9 @@ private:
     SlotTotals* totals_;
     LocationCounters* locations_;
     ServerCounters* servers_;
-    uint32_t location_capacity_;
-    uint32_t server_capacity_;
-    std::vector<uint32_t> location_entries_;    // Config::locations index -> entry
-    std::vector<uint32_t> first_server_entry_;  // Config::upstreams index -> into server_entries_
-    std::vector<uint32_t> server_entries_;      // -> entry
+    UpstreamCounters* upstreams_;
+    Capacity capacity_;
+    Entries entries_;
 };
 
 }  // namespace portico::metrics

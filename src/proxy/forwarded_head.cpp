@@ -59,7 +59,10 @@ void write_upstream_request_head(http::ResponseHead& head, const http::Request& 
             equals_ignore_case(name, "x-forwarded-proto") ||
             equals_ignore_case(name, "x-forwarded-host") ||
             // The client got its 100 from us; the body streams anyway.
-            equals_ignore_case(name, "expect"))
+            equals_ignore_case(name, "expect") ||
+            // The body's framing is ours to write (below).
+            equals_ignore_case(name, "content-length") ||
+            equals_ignore_case(name, "transfer-encoding"))
             continue;
         if (equals_ignore_case(name, "x-forwarded-for")) {
             has_forwarded_for = true;
@@ -80,8 +83,14 @@ void write_upstream_request_head(http::ResponseHead& head, const http::Request& 
     head.append(ip);
     head.append("\r\n");
     head.header("X-Real-IP", ip);
-    head.header("X-Forwarded-Proto", "http");
+    head.header("X-Forwarded-Proto", request.secure ? "https" : "http");
     if (!request.host.empty()) head.header("X-Forwarded-Host", request.host);
+    // The body goes as the client framed it: its length, or chunks the
+    // proxy encodes again from the decoded data (never both: smuggling).
+    if (request.chunked)
+        head.header("Transfer-Encoding", "chunked");
+    else if (request.has_content_length)
+        head.header("Content-Length", request.content_length);
     if (websocket) {
         head.header("Connection", "Upgrade");
         head.header("Upgrade", request.header("upgrade"));

@@ -18,7 +18,9 @@ namespace portico::proxy {
 // Writes the upstream request head into `head`: method, the target in origin
 // form, Host (the client's with preserve_host, else the server's address),
 // the client's end-to-end headers, X-Forwarded-For (appended), -Proto,
-// -Host, X-Real-IP; and Connection/Upgrade for a WebSocket handshake.
+// -Host, X-Real-IP, the body's framing (Content-Length as the client sent
+// it, or Transfer-Encoding: chunked for a chunked body, which the proxy
+// encodes again); and Connection/Upgrade for a WebSocket handshake.
 // Connection is otherwise left out when the connection will be pooled
 // (HTTP/1.1 keeps it alive), and "close" when it will not (`keep_alive`
 // false: the upstream then closes it itself, instead of arming its

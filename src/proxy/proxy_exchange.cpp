@@ -3,11 +3,13 @@
 #include <llhttp.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
 #include <spdlog/spdlog.h>
 
+#include "http/chunked_coding.hpp"
 #include "http/status.hpp"
 #include "proxy/forwarded_head.hpp"
 
@@ -56,6 +58,7 @@ void ProxyExchange::start() {
     Guard guard(*this);
     const http::Request& request = exchange_->request();
     websocket_ = is_websocket_request(request, exchange_->location());
+    chunked_request_ = request.chunked;
     exchange_->set_listener(this);
     attempt();
 }
@@ -70,9 +73,6 @@ void ProxyExchange::attempt() {
         return;
     }
     if (server_ == nullptr) {
-        if (tried_.empty())
-            spdlog::error("upstream '{}': every server is marked down; answering 502 (they are "
-                          "tried again after fail_timeout)", upstream_.config().name);
         // Every server tried: a timeout among the failures makes it a 504.
         int status = connect_timed_out_ ? 504 : 502;
         exchange_->respond_text(status, http::status_text(status));
@@ -86,7 +86,7 @@ void ProxyExchange::attempt() {
     http::ResponseHead head(head_block_, buffers_.block_size());
     const config::LocationConfig& location = exchange_->location();
     write_upstream_request_head(head, exchange_->request(), exchange_->client_address(),
-                                server_->address->text, location.preserve_host, websocket_,
+                                server_->entry->text, location.preserve_host, websocket_,
                                 upstream_.config().keepalive > 0);
     if (head.overflowed()) {
         spdlog::error("request head for {} too large to forward", exchange_->request().target);
@@ -163,18 +163,40 @@ void ProxyExchange::on_connected() {
 
 // ---- upstream-bound bytes ------------------------------------------------
 
-bool ProxyExchange::on_request_body(std::string_view raw) {
+bool ProxyExchange::on_request_body(std::string_view data) {
     Guard guard(*this);
     if (phase_ == Phase::done) return true;
+    // Framed as the client framed it: a Content-Length body as it is (the
+    // head says the same length), a chunked one encoded again, a chunk per
+    // piece of data the client's parser delivers, without its extensions
+    // and trailers (nginx with proxy_request_buffering off does the same).
+    if (!chunked_request_ || phase_ == Phase::tunnel) return send_request_body({&data, 1});
+    if (data.empty()) return true;  // a zero-size chunk would end the body
+    char line[http::max_chunk_size_line];
+    std::string_view chunk[] = {http::chunk_size_line(data.size(), line), data, http::chunk_end};
+    return send_request_body(chunk);
+}
+
+void ProxyExchange::on_request_complete() {
+    Guard guard(*this);
+    request_complete_ = true;
+    if (chunked_request_ && phase_ != Phase::done && phase_ != Phase::tunnel)
+        send_request_body({&http::last_chunk, 1});  // the client is done: no need to hold it
+}
+
+bool ProxyExchange::send_request_body(std::span<const std::string_view> framed) {
+    uint64_t size = 0;
+    for (std::string_view piece : framed) size += piece.size();
     if (reused_ && !retried_ && replayable_) {
-        if (replay_.size() + raw.size() > max_replay_bytes) replayable_ = false;
-        else replay_.append(raw);
+        if (replay_.size() + size > max_replay_bytes) replayable_ = false;
+        else
+            for (std::string_view piece : framed) replay_.append(piece);
     }
     if (phase_ == Phase::tunnel) connection_->arm_timer(ms(upstream_.config().read_timeout));
     bool can_write_now = (phase_ == Phase::exchanging || phase_ == Phase::tunnel) &&
                          to_upstream_.empty() && body_in_flight_.empty();
     if (can_write_now) {
-        to_upstream_.push_memory(raw);
+        for (std::string_view piece : framed) to_upstream_.push_memory(piece);
         uint64_t sent = 0;
         http::OutputQueue::FlushResult result = to_upstream_.flush(connection_->fd(), sent);
         if (result == http::OutputQueue::FlushResult::done) return true;
@@ -184,20 +206,23 @@ bool ProxyExchange::on_request_body(std::string_view raw) {
             return true;
         }
         // The socket took part of it: keep the rest, and the client waits.
-        body_in_flight_.assign(raw.substr(sent));
+        body_in_flight_.clear();
+        for (std::string_view piece : framed) {
+            size_t skip = static_cast<size_t>(std::min<uint64_t>(sent, piece.size()));
+            sent -= skip;
+            body_in_flight_.append(piece.substr(skip));
+        }
         in_flight_queued_ = true;
         to_upstream_.push_memory(body_in_flight_);
         connection_->arm_timer(ms(upstream_.config().send_timeout));
     } else {
         // Connecting, or the head is still going out: the bytes wait here.
-        body_in_flight_.append(raw);
+        for (std::string_view piece : framed) body_in_flight_.append(piece);
     }
     client_held_ = true;
     update_watch();
     return false;
 }
-
-void ProxyExchange::on_request_complete() { request_complete_ = true; }
 
 void ProxyExchange::write_upstream() {
     http::OutputQueue::FlushResult result;
@@ -250,8 +275,8 @@ void ProxyExchange::on_upstream_event(UpstreamConnection&, int events) {
 
 void ProxyExchange::read_upstream() {
     if (input_ == nullptr) input_ = response_buffers_.acquire();
-    ssize_t received = ::read(connection_->fd(), input_ + input_filled_,
-                              response_buffers_.block_size() - input_filled_);
+    size_t room = response_buffers_.block_size() - input_filled_;
+    ssize_t received = ::read(connection_->fd(), input_ + input_filled_, room);
     if (received < 0) {
         if (errno != EAGAIN && errno != EINTR) fail(metrics::UpstreamError::reset, std::strerror(errno));
         return;
@@ -272,21 +297,27 @@ void ProxyExchange::read_upstream() {
         return;
     }
     parse_response();
+    // More of this response is to come, and the socket had nothing more: the
+    // upstream may be holding it until we acknowledge what it sent (Nagle on
+    // its side, our delayed ACK: 40 ms). Nothing to do for a response read
+    // whole, nor after a read that filled the buffer (more was queued: a
+    // bulk body, which Nagle does not hold back).
+    bool socket_drained = static_cast<size_t>(received) < room;
+    if (phase_ == Phase::exchanging && connection_ && socket_drained) connection_->acknowledge_now();
 }
 
 void ProxyExchange::parse_response() {
     while (exchange_ && phase_ == Phase::exchanging) {
-        size_t before = input_parsed_;
-        bool in_body = head_forwarded_;
+        // The body's data is gathered by on_decoded_body as llhttp finds it.
         ResponseParser::Outcome outcome =
             parser_.parse(input_ + input_parsed_, input_filled_ - input_parsed_);
         input_parsed_ += outcome.consumed;
-        // Passed on as received, framing included, the moment it arrives.
-        if (in_body && !forward_decoded_ && input_parsed_ > before)
-            forward_body({input_ + before, input_parsed_ - before});
         if (!exchange_ || phase_ != Phase::exchanging) return;
         switch (outcome.step) {
         case ResponseParser::Step::need_more_data:
+            // Passed on the moment it arrives: one send per upstream read.
+            forward_body_pieces();
+            if (!exchange_) return;
             if (!head_forwarded_ && input_filled_ == response_buffers_.block_size()) {
                 fail(metrics::UpstreamError::bad_response, "response head larger than the buffer");
                 return;
@@ -308,6 +339,9 @@ void ProxyExchange::parse_response() {
             complete_response();
             return;
         case ResponseParser::Step::failed:
+            // The data before the fault goes out, then the cut shows.
+            forward_body_pieces();
+            if (!exchange_) return;
             fail(metrics::UpstreamError::bad_response, parser_.error_reason());
             return;
         }
@@ -337,25 +371,32 @@ void ProxyExchange::forward_response_head() {
         update_watch();
         return;
     }
-    const http::Request& request = exchange_->request();
+    // The upstream's framing stays here: its chunks are decoded (their
+    // extensions and trailer fields dropped, as nginx does by default), and
+    // the client connection frames the data for its own client (chunks for
+    // HTTP/1.1, the close for HTTP/1.0). A HEAD, 204 or 304 without a length
+    // gets no made-up Content-Length: 0.
     if (response.has_content_length)
         exchange_->begin_response(status, response.content_length);
-    else if (response.chunked && request.version_minor == 1)
-        exchange_->begin_streamed_response(status, http::BodyFraming::chunked);
-    else if (request.is_head() || status == 204 || status == 304)
-        exchange_->begin_response(status, 0);
-    else {
-        // An HTTP/1.0 client can't read chunks: it gets the decoded body,
-        // ended by the close.
-        forward_decoded_ = response.chunked;
-        exchange_->begin_streamed_response(status, http::BodyFraming::until_close);
-    }
+    else
+        exchange_->begin_streamed_response(status);
     add_upstream_response_headers(*exchange_, response);
     head_forwarded_ = true;
 }
 
 void ProxyExchange::on_decoded_body(std::string_view piece) {
-    if (forward_decoded_) forward_body(piece);
+    if (piece.empty()) return;  // llhttp's span cut at the end of a read
+    // A read with more chunks than we keep views for sends them in groups.
+    if (body_piece_count_ == body_pieces_.size()) forward_body_pieces();
+    body_pieces_[body_piece_count_++] = piece;
+}
+
+void ProxyExchange::forward_body_pieces() {
+    size_t count = std::exchange(body_piece_count_, 0);
+    if (!exchange_ || count == 0) return;
+    exchange_->send_body_pieces({body_pieces_.data(), count}, false);
+    // The bytes are in our buffer: it is not reused until they are written.
+    if (exchange_ && exchange_->output_pending()) waiting_for_client_ = true;
 }
 
 void ProxyExchange::forward_body(std::string_view bytes) {
@@ -377,10 +418,26 @@ void ProxyExchange::complete_response() {
     bool reuse = can_reuse();
     upstream_.report_success(*server_);
     http::Exchange* exchange = std::exchange(exchange_, nullptr);
-    exchange->set_upstream_timing(uv_hrtime() - request_sent_ns_, connect_ns_, server_->address->text);
+    report_upstream_timing(*exchange);
     release_connection(reuse);
     finish();
-    exchange->end_response();
+    // The last bytes read may still wait for a slow client after this object
+    // is gone: their buffer goes with the response, not back to the pool,
+    // where the next proxied response would be read over them.
+    if (input_ != nullptr)
+        exchange->hand_over_buffer(response_buffers_, std::exchange(input_, nullptr));
+    // The body's last data and its end leave together.
+    size_t count = std::exchange(body_piece_count_, 0);
+    exchange->send_body_pieces({body_pieces_.data(), count}, true);
+}
+
+// The upstream's part of the request timeline, for the counters and the
+// access log: a response that arrived, whole or cut short.
+void ProxyExchange::report_upstream_timing(http::Exchange& exchange) const {
+    // The entry's text, which lives as long as the config: the access log
+    // reads it after the response, when a drained server may be freed.
+    exchange.set_upstream_timing(uv_hrtime() - request_sent_ns_, connect_ns_,
+                                 server_->entry->text);
 }
 
 // The one checklist for giving a connection back to the pool: a complete,
@@ -425,7 +482,7 @@ void ProxyExchange::fail(metrics::UpstreamError failure, const char* what) {
     if (!response_byte_seen_ && retry_on_fresh_connection()) return;
     bool connect_failed = failure == metrics::UpstreamError::connect;
     spdlog::error("upstream '{}' server {}: {} ({})", upstream_.config().name,
-                  server_->address->text, what,
+                  server_->name, what,
                   connect_failed ? "connect" : failure == metrics::UpstreamError::timeout ? "timeout"
                                            : failure == metrics::UpstreamError::reset   ? "reset"
                                                                          : "bad response");
@@ -442,7 +499,9 @@ void ProxyExchange::fail(metrics::UpstreamError failure, const char* what) {
     }
     if (head_forwarded_) {
         // Never end as if complete: the client must see the truncation.
-        std::exchange(exchange_, nullptr)->abort();
+        http::Exchange* exchange = std::exchange(exchange_, nullptr);
+        report_upstream_timing(*exchange);
+        exchange->abort();
     } else {
         int status = failure == metrics::UpstreamError::timeout ? 504 : 502;
         std::exchange(exchange_, nullptr)->respond_text(status, http::status_text(status));
@@ -459,7 +518,7 @@ bool ProxyExchange::retry_on_fresh_connection() {
     retried_ = true;
     upstream_.counters().upstream_retried();
     spdlog::info("upstream '{}' server {} closed a kept-alive connection as a request was sent; "
-                 "retrying on a new connection", upstream_.config().name, server_->address->text);
+                 "retrying on a new connection", upstream_.config().name, server_->name);
     release_connection(false, true);
     int error = 0;
     connect_started_ns_ = uv_hrtime();
@@ -489,9 +548,14 @@ void ProxyExchange::on_room() {
 void ProxyExchange::on_wait_timeout() {
     Guard guard(*this);
     if (phase_ == Phase::done || !exchange_) return;
-    spdlog::warn("upstream '{}': every server at max_connections ({}) for connect_timeout; "
-                 "answering 503 (raise max_connections, or add servers)",
-                 upstream_.config().name, upstream_.config().max_connections);
+    if (upstream_.awaiting_addresses())
+        spdlog::warn("upstream '{}': no server name resolved within connect_timeout; answering 503",
+                     upstream_.config().name);
+    else
+        spdlog::warn("upstream '{}': every server at max_connections ({}) for connect_timeout; "
+                     "answering 503 (raise max_connections, or add servers)",
+                     upstream_.config().name, upstream_.config().max_connections);
+    upstream_.counters().upstream_queue_timed_out(upstream_.index());
     std::exchange(exchange_, nullptr)->respond_text(503, http::status_text(503));
     finish();
 }

@@ -5,6 +5,7 @@
 // call into the exchange reports the client gone underneath it.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -38,7 +39,7 @@ private:
     ~ProxyExchange();
 
     // http::ExchangeListener
-    bool on_request_body(std::string_view raw) override;
+    bool on_request_body(std::string_view data) override;
     void on_request_complete() override;
     void on_output_drained() override;
     void on_client_gone() override;
@@ -54,12 +55,19 @@ private:
     void attempt();
     void await_connect();
     void on_connected();
+    // Sends body bytes upstream, framed already, or keeps them until the
+    // socket takes them; false when the client must wait.
+    bool send_request_body(std::span<const std::string_view> framed);
     void write_upstream();
     void read_upstream();
     void parse_response();
     void forward_response_head();
+    // Tunnel bytes, as they came.
     void forward_body(std::string_view bytes);
+    // The body data decoded since the last call, as one send.
+    void forward_body_pieces();
     void complete_response();
+    void report_upstream_timing(http::Exchange& exchange) const;
     void on_upstream_closed();
     void fail(metrics::UpstreamError failure, const char* what);
     bool retry_on_fresh_connection();
@@ -99,6 +107,7 @@ private:
     bool replayable_ = true;
     bool request_sent_ = false;     // a byte of the head went out
     bool request_complete_ = false; // the client sent its whole body
+    bool chunked_request_ = false;  // the client chunked its body: it goes upstream chunked too
     bool client_held_ = false;      // we told the exchange to stop reading the client
 
     // Client-bound.
@@ -108,7 +117,15 @@ private:
     ResponseParser parser_;
     bool response_byte_seen_ = false;
     bool head_forwarded_ = false;
-    bool forward_decoded_ = false;  // chunked upstream, HTTP/1.0 client: send the decoded body
+    // Body data the parser found in this read (views into input_), sent
+    // together once the read is parsed: one chunk, one writev to the client.
+    // In a union so that nothing initializes them: every proxied request
+    // would pay for it, and the first body_piece_count_ are written before
+    // they are read.
+    union {
+        std::array<std::string_view, 16> body_pieces_;
+    };
+    size_t body_piece_count_ = 0;
     bool waiting_for_client_ = false;  // output pending: upstream reads paused
 };
 

@@ -58,7 +58,13 @@ ResponseParser::Outcome ResponseParser::parse(const char* data, size_t size) {
     return {Step::failed, consumed};
 }
 
-bool ResponseParser::finish() { return llhttp_finish(&parser_) == HPE_OK; }
+bool ResponseParser::finish() {
+    // llhttp_finish calls on_message_complete, which pauses as after any
+    // message: HPE_PAUSED, not HPE_OK, says the body was complete. (HPE_OK
+    // comes from a parser already in error, or one that needed no close:
+    // neither completed a message here.)
+    return llhttp_finish(&parser_) == HPE_PAUSED;
+}
 
 void ResponseParser::resume() {
     if (llhttp_get_errno(&parser_) == HPE_PAUSED) llhttp_resume(&parser_);
@@ -76,13 +82,23 @@ void ResponseParser::next_message() {
 
 int ResponseParser::on_status(llhttp_t*, const char*, size_t) { return HPE_OK; }
 
+// Every refusal says why: the proxy logs error_reason(), which was null
+// after these two (found by fuzz_response_parser; spdlog then wrote
+// "LOG ERROR" instead of the upstream's fault).
+int ResponseParser::refuse(llhttp_t* parser, const char* reason) {
+    llhttp_set_error_reason(parser, reason);
+    return HPE_USER;
+}
+
 int ResponseParser::on_header_field(llhttp_t* parser, const char* at, size_t length) {
-    return http::extend_span(from(parser).current_.name, at, length) ? HPE_OK : HPE_USER;
+    if (http::extend_span(from(parser).current_.name, at, length)) return HPE_OK;
+    return refuse(parser, "malformed header name");
 }
 
 int ResponseParser::on_header_value(llhttp_t* parser, const char* at, size_t length) {
     // A folded line (obs-fold) is malformed for us: 502 (RFC 9112 5.2).
-    return http::extend_span(from(parser).current_.value, at, length) ? HPE_OK : HPE_USER;
+    if (http::extend_span(from(parser).current_.value, at, length)) return HPE_OK;
+    return refuse(parser, "obsolete line folding in a header");
 }
 
 int ResponseParser::on_header_value_complete(llhttp_t* parser) {
@@ -100,6 +116,10 @@ int ResponseParser::on_headers_complete(llhttp_t* parser) {
     ResponseParser& self = from(parser);
     UpstreamResponse& response = self.response_;
     response.status = parser->status_code;
+    // llhttp 8.1 takes a status of one or two digits ("HTTP/1.1 10 x", found
+    // by fuzz_response_parser): RFC 9112 4 says three digits.
+    if (response.status < 100 || response.status > 999)
+        return refuse(parser, "status code of fewer than three digits");
     response.chunked = (parser->flags & F_CHUNKED) != 0;
     response.has_content_length = (parser->flags & F_CONTENT_LENGTH) != 0;
     response.content_length = response.has_content_length ? parser->content_length : 0;

@@ -45,7 +45,8 @@ public:
         size_t consumed;
     };
     Outcome parse(const char* data, size_t size);
-    // The upstream closed: completes a body delimited by the close.
+    // The upstream closed: true when that completed the message (a body
+    // delimited by the close, RFC 9112 6.3 rule 8).
     bool finish();
     void resume();
     // Starts over for the final response after an interim 1xx one.
@@ -60,12 +61,17 @@ public:
         return head_complete_ && !bodyless && !response_.chunked && !response_.has_content_length;
     }
     const UpstreamResponse& response() const { return response_; }
-    const char* error_reason() const { return llhttp_get_error_reason(&parser_); }
+    // Never null: llhttp's reason, else its error's name.
+    const char* error_reason() const {
+        const char* reason = llhttp_get_error_reason(&parser_);
+        return reason != nullptr ? reason : llhttp_errno_name(llhttp_get_errno(&parser_));
+    }
 
 private:
     static const llhttp_settings_t settings;
     static ResponseParser& from(llhttp_t* parser);
     static int on_status(llhttp_t* parser, const char* at, size_t length);
+    static int refuse(llhttp_t* parser, const char* reason);
     static int on_header_field(llhttp_t* parser, const char* at, size_t length);
     static int on_header_value(llhttp_t* parser, const char* at, size_t length);
     static int on_header_value_complete(llhttp_t* parser);

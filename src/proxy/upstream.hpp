@@ -1,6 +1,7 @@
-// An [upstream.NAME] as one worker sees it: its servers, their passive
-// health, the balancer that picks one, and each server's pool of idle
-// kept-alive connections.
+// An [upstream.NAME] as one worker sees it: its servers (with `resolve`,
+// following the addresses of their host names), their passive health, the
+// balancer that picks one, and each server's pool of idle kept-alive
+// connections.
 #pragma once
 
 #include <sys/socket.h>
@@ -14,15 +15,29 @@
 #include "config/config.hpp"
 #include "core/lazy_timer.hpp"
 #include "http/exchange.hpp"
+#include "http/peer_address.hpp"
 #include "metrics/worker_counters.hpp"
 #include "proxy/upstream_connection.hpp"
 
 namespace portico::proxy {
 
+class ServerResolver;
+
 struct UpstreamServer {
-    const config::SocketAddress* address = nullptr;
-    const config::UpstreamConfig* upstream = nullptr;
-    size_t index = 0;  // in its upstream's servers, for the counters
+    // The `servers` entry it comes from. Its text is the Host header when
+    // preserve_host is off, and its counters are the entry's: the addresses
+    // a name resolves to come and go, while the shared counters' directory
+    // is fixed at load (see metrics/shared_counters.hpp).
+    const config::SocketAddress* entry = nullptr;
+    size_t index = 0;             // of `entry` in its upstream's servers, for the counters
+    http::PeerAddress address{};  // where to connect
+    std::string name;             // for logs: the entry, with the address when a worker resolved it
+    // Unique in its upstream, so TriedServers never mistakes a newer server
+    // for a freed one that had the same memory.
+    uint64_t serial = 0;
+    // Its name no longer resolves to it: no new requests; freed once its
+    // last connection closed.
+    bool removed = false;
     // Passive health (max_fails within fail_timeout: down for fail_timeout).
     uint32_t recent_failures = 0;
     uint64_t first_failure_ms = 0;
@@ -39,17 +54,17 @@ struct UpstreamServer {
 // request. A request gives up after this many servers.
 struct TriedServers {
     static constexpr size_t capacity = 8;
-    UpstreamServer* servers[capacity] = {};
+    uint64_t serials[capacity] = {};
     size_t count = 0;
     bool empty() const { return count == 0; }
     bool full() const { return count == capacity; }
     bool contains(const UpstreamServer* server) const {
         for (size_t i = 0; i < count; ++i)
-            if (servers[i] == server) return true;
+            if (serials[i] == server->serial) return true;
         return false;
     }
-    void add(UpstreamServer* server) {
-        if (count < capacity) servers[count++] = server;
+    void add(const UpstreamServer* server) {
+        if (count < capacity) serials[count++] = server->serial;
     }
 };
 
@@ -89,7 +104,9 @@ public:
 
     // The server for a new request, by the configured balance, skipping
     // servers marked down, those in `tried` and those at max_connections;
-    // nullptr when none is left, with `busy` set when some were only full.
+    // nullptr when none is left, with `busy` set when some were only full,
+    // or when there is no server yet and the first lookups are under way.
+    // When every server is marked down, the untried one back first.
     UpstreamServer* pick(const http::PeerAddress& client, const TriedServers& tried, bool& busy);
 
     // Queues a request until a server has room, or connect_timeout passes.
@@ -101,8 +118,21 @@ public:
     // first, while a server has room, each at most once per call (one may be
     // unable to use it: the free server is one it already failed on).
     void wake_waiters();
-    // At worker exit, after the last request: frees the queue's timer.
+    // At worker exit, after the last request: frees the queue's timer and
+    // stops looking names up.
     void close();
+
+    // The addresses the `servers` entry `entry` (a host name) resolves to
+    // now, sorted, without duplicates, never empty: new ones become servers,
+    // those gone are drained (no new requests, idle connections closed,
+    // in-flight requests finish). Waiters try again.
+    void set_addresses(size_t entry, const std::vector<http::PeerAddress>& addresses);
+    // Frees the drained servers whose last connection has closed. Called
+    // from the loop, never under an exchange that may still hold one.
+    void free_drained_servers();
+    // No server yet, and a name's first lookup is still under way: requests
+    // wait for it in the queue rather than fail.
+    bool awaiting_addresses() const;
 
     void report_failure(UpstreamServer& server, metrics::UpstreamError kind);
     void report_success(UpstreamServer& server);
@@ -119,8 +149,16 @@ private:
     void on_upstream_event(UpstreamConnection& connection, int events) override;
     void on_upstream_timeout(UpstreamConnection& connection) override;
     void unlink_idle(UpstreamConnection& connection);
+    UpstreamServer* pick_by_balance(const http::PeerAddress& client, const TriedServers& tried,
+                                    uint64_t now, bool& busy);
     bool usable(const UpstreamServer& server, uint64_t now) const;
+    // When no server is up: the index of the one not in `tried` whose down
+    // period ends first. Otherwise (or all tried) servers_.size().
+    size_t soonest_back_if_all_down(const TriedServers& tried, uint64_t now) const;
     bool has_room(const UpstreamServer& server) const;
+    std::unique_ptr<UpstreamServer> make_server(size_t entry, const http::PeerAddress& address);
+    void drain_server(std::unique_ptr<UpstreamServer> server);
+    void close_idle_of(UpstreamServer& server);
     bool any_room() const;
     void unlink_waiter(UpstreamWaiter& waiter);
     void arm_wait_timer();
@@ -130,13 +168,20 @@ private:
     const config::UpstreamConfig& config_;
     size_t index_;
     metrics::WorkerCounters& counters_;
-    std::vector<UpstreamServer> servers_;
+    // The balancer's servers: in `servers` order, a name's addresses sorted,
+    // so every worker sees the same order (ip_hash sends a client to the
+    // same server whichever worker accepted it).
+    std::vector<std::unique_ptr<UpstreamServer>> servers_;
+    std::vector<std::unique_ptr<UpstreamServer>> drained_;  // removed, connections still open
+    uint64_t next_serial_ = 1;
     size_t next_round_robin_ = 0;
+    bool all_down_warned_ = false;  // since a server last answered
     bool draining_ = false;
     UpstreamWaiter* waiting_head_ = nullptr;
     UpstreamWaiter* waiting_tail_ = nullptr;
     uint64_t wake_round_ = 0;
     core::LazyTimer wait_timer_;
+    std::unique_ptr<ServerResolver> resolver_;  // when a server is a name to resolve again
 };
 
 }  // namespace portico::proxy

@@ -11,16 +11,17 @@
 
 namespace portico::proxy {
 
-UpstreamConnection* UpstreamConnection::open(core::IoPoller& poller, UpstreamServer& server, int& error) {
-    const config::SocketAddress& address = *server.address;
-    int fd = ::socket(address.storage.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+UpstreamConnection* UpstreamConnection::open(core::IoPoller& poller, UpstreamServer& server,
+                                             int& error) {
+    const http::PeerAddress& address = server.address;
+    int fd = ::socket(address.any.sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0) {
         error = errno;
         return nullptr;
     }
     int on = 1;
     ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
-    int result = ::connect(fd, reinterpret_cast<const sockaddr*>(&address.storage), address.length);
+    int result = ::connect(fd, &address.any, http::address_length(address));
     if (result != 0 && errno != EINPROGRESS) {
         error = errno;
         ::close(fd);
@@ -51,6 +52,11 @@ int UpstreamConnection::finish_connect() {
 bool UpstreamConnection::watch(Owner* owner, int events) {
     owner_ = owner;
     return closing_ || io_.watch(events);
+}
+
+void UpstreamConnection::acknowledge_now() {
+    int on = 1;
+    ::setsockopt(fd_, IPPROTO_TCP, TCP_QUICKACK, &on, sizeof on);
 }
 
 void UpstreamConnection::arm_timer(uint64_t timeout_ms) {

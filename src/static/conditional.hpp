@@ -11,8 +11,10 @@
 
 namespace portico::staticfiles {
 
-// "\"<mtime hex>-<size hex>\"", like nginx: strong, changes when the file does.
-std::string make_etag(time_t mtime, off_t size);
+// "\"<mtime seconds hex>.<nanoseconds hex>-<size hex>\"": nginx's, plus the
+// nanoseconds, so a file rewritten within the same second with the same size
+// gets a new tag (nginx's would not change). Strong.
+std::string make_etag(const struct timespec& mtime, off_t size);
 
 // If-None-Match: true when a listed tag matches `etag` by weak comparison
 // (W/ ignored on both sides), or the value is "*".

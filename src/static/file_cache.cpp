@@ -6,6 +6,8 @@
 #include <cerrno>
 #include <charconv>
 
+#include <spdlog/spdlog.h>
+
 #include "static/conditional.hpp"
 
 namespace portico::staticfiles {
@@ -35,6 +37,21 @@ bool inside_root(int fd, const Root& root) {
            base == "/";
 }
 
+// A file that is itself a symbolic link (a Kubernetes ConfigMap volume is
+// all links; `latest.css -> app.1234.css`): inotify reports changes to its
+// target under the target's directory and name, never under the link's, so
+// the watch of the link's directory would leave it stale for good. Such a
+// file is checked again on every request instead. (Links to directories on
+// the way are fine: a directory watch follows the link to the directory.)
+bool is_symbolic_link(const Root& root, std::string_view relative) {
+    if (relative.empty()) return false;
+    std::string path(relative);
+    if (path.back() == '/') path.pop_back();
+    struct stat info;
+    return ::fstatat(root.fd.get(), path.c_str(), &info, AT_SYMLINK_NOFOLLOW) == 0 &&
+           S_ISLNK(info.st_mode);
+}
+
 }  // namespace
 
 std::shared_ptr<const OpenFile> FileCache::open(const Root& root, std::string_view relative,
@@ -44,11 +61,11 @@ std::shared_ptr<const OpenFile> FileCache::open(const Root& root, std::string_vi
     (void)unused;
     key_.assign(fd_text, end);
     key_.push_back('\0');
+    size_t root_key_length = key_.size();
     key_.append(relative);
 
-    uint64_t now = uv_now(loop_);
     auto it = entries_.find(std::string_view(key_));
-    if (it != entries_.end() && now - it->second.checked_at_ms < validity_ms) return it->second.file;
+    if (it != entries_.end() && it->second.watched) return it->second.file;
 
     std::shared_ptr<const OpenFile> fresh = open_uncached(root, relative, error);
     if (!fresh) {
@@ -57,15 +74,40 @@ std::shared_ptr<const OpenFile> FileCache::open(const Root& root, std::string_vi
         return nullptr;
     }
     if (it != entries_.end()) {
-        it->second.checked_at_ms = now;
-        // Unchanged: keep the descriptor responses in flight already use.
+        // Unwatched: unchanged keeps the descriptor responses in flight use.
         if (same_file(it->second.file->info, fresh->info)) return it->second.file;
         it->second.file = fresh;
         return fresh;
     }
-    make_room(now);
-    entries_.emplace(key_, Entry{fresh, now});
+    // Watched only once opened, so a path that does not exist (a proxied
+    // path under `root` + `proxy`) costs no watch. A change between the open
+    // and a watch that just started would be missed: open again then.
+    std::string_view root_key(key_.data(), root_key_length);
+    DirectoryWatch::Outcome watched = is_symbolic_link(root, relative)
+                                          ? DirectoryWatch::Outcome::not_watched
+                                          : watch_.watch_parents(root_key, root.real_path, relative);
+    if (watched == DirectoryWatch::Outcome::newly_watched) {
+        fresh = open_uncached(root, relative, error);
+        if (!fresh) return nullptr;
+    }
+    make_room();
+    entries_.emplace(key_, Entry{fresh, watched != DirectoryWatch::Outcome::not_watched});
     return fresh;
+}
+
+void FileCache::on_changed(std::string_view key, bool below_too) {
+    if (!below_too) {
+        auto it = entries_.find(key);
+        if (it != entries_.end()) entries_.erase(it);
+        return;
+    }
+    std::erase_if(entries_, [key](const auto& entry) { return key_within(entry.first, key); });
+}
+
+void FileCache::on_everything_changed() {
+    spdlog::warn("file change events were lost (inotify queue overflow); every cached file is "
+                 "opened again");
+    entries_.clear();
 }
 
 std::shared_ptr<const OpenFile> FileCache::open_uncached(const Root& root, std::string_view relative,
@@ -86,7 +128,7 @@ std::shared_ptr<const OpenFile> FileCache::open_uncached(const Root& root, std::
         error = errno;
         return nullptr;
     }
-    file->etag = make_etag(file->info.st_mtim.tv_sec, file->info.st_size);
+    file->etag = make_etag(file->info.st_mtim, file->info.st_size);
     if (S_ISREG(file->info.st_mode) && file->info.st_size <= max_cached_bytes) {
         file->contents.resize(static_cast<size_t>(file->info.st_size));
         ssize_t read = ::pread(fd, file->contents.data(), file->contents.size(), 0);
@@ -98,12 +140,9 @@ std::shared_ptr<const OpenFile> FileCache::open_uncached(const Root& root, std::
     return file;
 }
 
-void FileCache::make_room(uint64_t now) {
+void FileCache::make_room() {
     if (entries_.size() < max_entries) return;
-    // Stale entries go first; if every entry is fresh, a quarter goes.
-    std::erase_if(entries_, [now](const auto& entry) {
-        return now - entry.second.checked_at_ms >= validity_ms;
-    });
+    // Any quarter: an entry dropped costs one open when next asked for.
     for (auto it = entries_.begin(); entries_.size() > max_entries * 3 / 4;) it = entries_.erase(it);
 }
 

@@ -1,11 +1,15 @@
 #include "worker/master.hpp"
 
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
@@ -13,9 +17,12 @@
 #include <map>
 
 #include <spdlog/spdlog.h>
+#include <uv.h>
 
 #include "core/listen_socket.hpp"
 #include "core/log.hpp"
+#include "worker/run_as_user.hpp"
+#include "worker/service_notify.hpp"
 #include "worker/worker.hpp"
 
 namespace portico::worker {
@@ -30,6 +37,8 @@ int64_t monotonic_ms() {
 
 // A worker that lived this long was healthy: its exit starts no back-off.
 constexpr int64_t healthy_uptime_ms = 10'000;
+constexpr int64_t ticket_key_rotation_ms =
+    std::chrono::duration_cast<std::chrono::milliseconds>(tls::TicketKeys::rotation_interval).count();
 constexpr int64_t first_backoff_ms = 250;
 constexpr int64_t max_backoff_ms = 10'000;
 
@@ -49,20 +58,59 @@ std::string describe_exit(int status) {
 }  // namespace
 
 Master::Master(std::string config_path, std::unique_ptr<config::Config> config)
-    : config_path_(std::move(config_path)), config_(std::move(config)) {}
+    : config_path_(std::move(config_path)), config_(std::move(config)), snapshots_(uv_hrtime()) {}
 
+namespace {
+
+// Whether a socket bound to `bound` serves the `listen` entry `wanted`: same
+// address, and the same port unless the entry asks for any (port 0). Not by
+// the entry's text: "127.0.0.1:0" reloaded as the port it got is the same
+// socket, and must stay open.
+bool serves(const sockaddr_storage& bound, const config::SocketAddress& wanted) {
+    if (bound.ss_family != wanted.storage.ss_family) return false;
+    if (bound.ss_family == AF_INET) {
+        const auto& a = reinterpret_cast<const sockaddr_in&>(bound);
+        const auto& b = reinterpret_cast<const sockaddr_in&>(wanted.storage);
+        return a.sin_addr.s_addr == b.sin_addr.s_addr && (b.sin_port == 0 || a.sin_port == b.sin_port);
+    }
+    const auto& a = reinterpret_cast<const sockaddr_in6&>(bound);
+    const auto& b = reinterpret_cast<const sockaddr_in6&>(wanted.storage);
+    return std::memcmp(&a.sin6_addr, &b.sin6_addr, sizeof a.sin6_addr) == 0 &&
+           (b.sin6_port == 0 || a.sin6_port == b.sin6_port);
+}
+
+uint16_t port_of(const sockaddr_storage& bound) {
+    return ntohs(bound.ss_family == AF_INET ? reinterpret_cast<const sockaddr_in&>(bound).sin_port
+                                            : reinterpret_cast<const sockaddr_in6&>(bound).sin6_port);
+}
+
+}  // namespace
+
+// Closing a listening socket resets every connection waiting in its accept
+// queue, so a reload closes none that the new config still listens on: each
+// slot keeps its socket, and sockets of slots beyond a lowered `workers` are
+// handed to the remaining workers rather than closed.
 bool Master::open_sockets(const config::Config& config) {
     std::vector<ListenSocket> opened;
-    for (const config::SocketAddress& address : config.server.listen) {
+    auto take = [&](auto&& wanted) {
+        for (ListenSocket& socket : sockets_)
+            if (socket.fd && wanted(socket)) {
+                opened.push_back(std::move(socket));
+                return true;
+            }
+        return false;
+    };
+    std::vector<std::pair<const config::SocketAddress*, bool>> entries;
+    for (const config::SocketAddress& address : config.server.listen) entries.emplace_back(&address, false);
+    if (config.tls)
+        for (const config::SocketAddress& address : config.tls->listen) entries.emplace_back(&address, true);
+    for (const auto& [entry, tls] : entries) {
+        const config::SocketAddress& address = *entry;
+        auto same = [&, tls = tls](const ListenSocket& s) { return s.tls == tls && serves(s.bound, address); };
         uint16_t port = 0;
         for (unsigned slot = 0; slot < config.server.workers; ++slot) {
-            // Keep the socket a previous config opened: its accept queue
-            // carries over to the new workers.
-            auto kept = std::find_if(sockets_.begin(), sockets_.end(), [&](const ListenSocket& s) {
-                return s.address == address.text && s.slot == slot && s.fd;
-            });
-            if (kept != sockets_.end()) {
-                opened.push_back(std::move(*kept));
+            if (take([&](const ListenSocket& s) { return s.slot == slot && same(s); })) {
+                port = port_of(opened.back().bound);
                 continue;
             }
             std::string error;
@@ -75,9 +123,14 @@ bool Master::open_sockets(const config::Config& config) {
                 return false;
             }
             if (slot == 0)
-                spdlog::info("listening on {} (port {})", address.text, port);
-            opened.push_back({address.text, slot, std::move(fd)});
+                spdlog::info("listening on {} (port {}){}", address.text, port, tls ? " for TLS" : "");
+            ListenSocket socket{{}, slot, std::move(fd), tls};
+            socklen_t length = sizeof socket.bound;
+            ::getsockname(socket.fd.get(), reinterpret_cast<sockaddr*>(&socket.bound), &length);
+            opened.push_back(std::move(socket));
         }
+        while (take(same))
+            opened.back().slot %= config.server.workers;
     }
     // Sockets of addresses no longer listed close here; the old workers'
     // copies keep them alive until those workers have drained.
@@ -101,16 +154,18 @@ bool Master::spawn(unsigned slot) {
         sigprocmask(SIG_UNBLOCK, &set, nullptr);
         for (int signum : {SIGCHLD, SIGHUP, SIGTERM, SIGINT, SIGQUIT, SIGUSR1}) signal(signum, SIG_DFL);
         ::close(signal_fd_.release());
-        std::vector<int> mine;
+        ::close(ready_read_.release());
+        std::vector<ListenFd> mine;
         for (ListenSocket& socket : sockets_) {
-            if (socket.slot == slot) mine.push_back(socket.fd.release());
+            if (socket.slot == slot) mine.push_back({socket.fd.release(), socket.tls});
             else ::close(socket.fd.release());
         }
         ::close(metrics_.fd());
-        _exit(run_worker(*config_, slot, mine, *counters_, lease.slot, master));
+        _exit(run_worker(*config_, tls_.get(), slot, mine, *counters_, lease.slot, master,
+                         ready_write_.get()));
     }
     int64_t now = monotonic_ms();
-    workers_.push_back({pid, slot, generation_, now, false, lease.slot});
+    workers_.push_back({pid, slot, generation_, now, false, lease.slot, false});
     spdlog::info("started worker {} (pid {})", slot, pid);
     return true;
 }
@@ -131,23 +186,45 @@ int Master::run() {
         return 1;
     }
     counters_->register_names(*config_);
+    int ready_pipe[2];
+    if (::pipe2(ready_pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
+        spdlog::critical("pipe: {}", std::strerror(errno));
+        return 1;
+    }
+    ready_read_.reset(ready_pipe[0]);
+    ready_write_.reset(ready_pipe[1]);
+    ticket_keys_ = tls::TicketKeys::create(error);
+    if (!ticket_keys_) {
+        spdlog::critical("cannot make the TLS session ticket keys: {}", error);
+        return 1;
+    }
+    next_key_rotation_ms_ = monotonic_ms() + ticket_key_rotation_ms;
+    if (!load_tls(*config_, tls_)) return 1;
     if (!open_sockets(*config_) || !open_metrics(*config_)) return 1;
+    prepare_for_workers(*config_);
     slots_.assign(config_->server.workers, {});
     for (unsigned slot = 0; slot < config_->server.workers; ++slot) spawn(slot);
+    ready_pending_ = true;
 
+    metrics::AdminContext admin{*counters_, snapshots_, [this] { return workers_accepting(); }};
     while (!done_) {
-        struct pollfd pfds[2] = {{signal_fd_.get(), POLLIN, 0}, {metrics_.fd(), POLLIN, 0}};
-        int ready = ::poll(pfds, metrics_.fd() >= 0 ? 2 : 1, poll_timeout_ms());
+        // poll(2) skips the metrics entry while its fd is -1 (no [metrics]).
+        struct pollfd pfds[3] = {{signal_fd_.get(), POLLIN, 0},
+                                 {ready_read_.get(), POLLIN, 0},
+                                 {metrics_.fd(), POLLIN, 0}};
+        int ready = ::poll(pfds, 3, poll_timeout_ms());
         if (ready < 0 && errno != EINTR) {
             spdlog::critical("poll: {}", std::strerror(errno));
             return 1;
         }
-        if (ready > 0 && metrics_.fd() >= 0 && (pfds[1].revents & POLLIN))
-            metrics_.serve_pending(*counters_, [this] { return workers_accepting(); });
+        if (ready > 0 && (pfds[1].revents & POLLIN)) read_ready_reports();
+        if (ready > 0 && metrics_.fd() >= 0 && (pfds[2].revents & POLLIN))
+            metrics_.serve_pending(admin);
         struct signalfd_siginfo info;
         while (::read(signal_fd_.get(), &info, sizeof info) == sizeof info)
             handle_signal(static_cast<int>(info.ssi_signo));
         start_due_restarts();
+        rotate_ticket_keys_when_due();
         if (stopping_ && !workers_left()) done_ = true;
         if (stopping_ && !done_ && monotonic_ms() >= stop_deadline_ms_) {
             spdlog::warn("shutdown_timeout passed with workers still busy; killing them");
@@ -165,6 +242,7 @@ int Master::poll_timeout_ms() const {
     for (const SlotState& slot : slots_)
         if (slot.restart_at_ms >= 0) next = std::min(next, slot.restart_at_ms);
     if (stopping_) next = std::min(next, stop_deadline_ms_);
+    next = std::min(next, next_key_rotation_ms_);
     if (next == INT64_MAX) return -1;
     return static_cast<int>(std::clamp<int64_t>(next - now, 0, 60'000));
 }
@@ -191,6 +269,9 @@ void Master::handle_signal(int signum) {
         break;
     case SIGUSR1:
         core::open_error_log(config_->log, "master");
+        // Before the workers reopen: a file logrotate moved away is created
+        // again here, for workers that may no longer create it themselves.
+        prepare_for_workers(*config_);
         spdlog::info("log files reopened");
         signal_workers(SIGUSR1);
         break;
@@ -240,27 +321,54 @@ void Master::start_due_restarts() {
     }
 }
 
+bool Master::load_tls(const config::Config& config, std::unique_ptr<tls::ServerTls>& out) {
+    out.reset();
+    if (!config.tls) return true;
+    tls::ServerTls::Loaded loaded = tls::ServerTls::load(
+        config, config.tls->session_tickets ? ticket_keys_.get() : nullptr);
+    for (const config::ConfigError& error : loaded.errors) spdlog::error("{}", error.to_string());
+    for (const std::string& warning : loaded.warnings) spdlog::warn("{}", warning);
+    out = std::move(loaded.tls);
+    return out != nullptr;
+}
+
+// Tickets made under the previous key still resume (and are renewed), so a
+// client back within two rotation intervals skips the full handshake.
+void Master::rotate_ticket_keys_when_due() {
+    int64_t now = monotonic_ms();
+    if (now < next_key_rotation_ms_) return;
+    next_key_rotation_ms_ = now + ticket_key_rotation_ms;
+    if (ticket_keys_->rotate()) spdlog::info("TLS session ticket key rotated");
+    else spdlog::error("TLS session ticket key rotation failed (no random bytes); keeping the key");
+}
+
+void Master::reload_failed(const std::string& why) {
+    spdlog::error("reload failed: {}; still serving with the previous config", why);
+    counters_->count_config_reload(false);
+    service_notify::ready("reload failed: " + why + "; serving the previous config");
+}
+
 void Master::reload() {
     spdlog::info("reloading {}", config_path_);
+    service_notify::reloading();
     config::LoadResult loaded = config::load_config_file(config_path_);
     if (!loaded.config) {
         for (const config::ConfigError& error : loaded.errors) spdlog::error("{}", error.to_string());
-        spdlog::error("reload failed: {} problem(s) in {}; still serving with the previous config",
-                      loaded.errors.size(), config_path_);
-        counters_->count_config_reload(false);
+        reload_failed(std::to_string(loaded.errors.size()) + " problem(s) in " + config_path_);
         return;
     }
     auto next = std::make_unique<config::Config>(std::move(*loaded.config));
+    std::unique_ptr<tls::ServerTls> next_tls;
+    if (!load_tls(*next, next_tls)) {
+        reload_failed("cannot load the TLS certificates");
+        return;
+    }
     if (!open_sockets(*next)) {
-        spdlog::error("reload failed: cannot open the new listening sockets; still serving with "
-                      "the previous config");
-        counters_->count_config_reload(false);
+        reload_failed("cannot open the new listening sockets");
         return;
     }
     if (!open_metrics(*next)) {
-        spdlog::error("reload failed: cannot open the new metrics listener; still serving with "
-                      "the previous config");
-        counters_->count_config_reload(false);
+        reload_failed("cannot open the new metrics listener");
         return;
     }
     for (const std::string& name : counters_->register_names(*next))
@@ -270,11 +378,14 @@ void Master::reload() {
     // The new workers start before the old ones stop accepting, and they
     // share each slot's socket, so no connection finds nobody listening.
     config_ = std::move(next);
+    tls_ = std::move(next_tls);
     core::open_error_log(config_->log, "master");
+    prepare_for_workers(*config_);
     ++generation_;
     slots_.assign(config_->server.workers, {});
     for (WorkerProcess& worker : workers_) worker.draining = true;
     for (unsigned slot = 0; slot < config_->server.workers; ++slot) spawn(slot);
+    ready_pending_ = true;
     signal_workers(SIGQUIT, true);
     spdlog::info("reloaded: {} new workers, old ones draining", config_->server.workers);
 }
@@ -282,6 +393,8 @@ void Master::reload() {
 void Master::begin_shutdown() {
     spdlog::info("shutting down: draining workers for up to {} ms", config_->server.shutdown_timeout.count());
     stopping_ = true;
+    ready_pending_ = false;
+    service_notify::stopping("stopping: draining " + std::to_string(workers_.size()) + " workers");
     stop_deadline_ms_ = monotonic_ms() + config_->server.shutdown_timeout.count();
     signal_workers(SIGQUIT);
     // New clients are refused from now on rather than left waiting in a
@@ -290,6 +403,37 @@ void Master::begin_shutdown() {
 }
 
 bool Master::workers_left() const { return !workers_.empty(); }
+
+// What workers need from root before they start: the log files they will
+// write (and reopen) made theirs. Nothing when they do not switch users.
+void Master::prepare_for_workers(const config::Config& config) {
+    warn_if_user_ignored(config.server);
+    if (const config::RunAsUser* user = worker_user(config.server))
+        hand_log_files_to(config.log, *user);
+}
+
+void Master::read_ready_reports() {
+    pid_t pid;
+    while (::read(ready_read_.get(), &pid, sizeof pid) == static_cast<ssize_t>(sizeof pid))
+        for (WorkerProcess& worker : workers_)
+            if (worker.pid == pid) worker.accepting = true;
+    notify_ready_once_accepting();
+}
+
+// Each slot's socket is served by its own worker only, so "ready" waits for
+// every worker of the generation, not the first one.
+void Master::notify_ready_once_accepting() {
+    if (!ready_pending_) return;
+    unsigned accepting = 0;
+    for (const WorkerProcess& worker : workers_)
+        if (worker.generation == generation_ && !worker.draining && worker.accepting) ++accepting;
+    if (accepting < config_->server.workers) return;
+    ready_pending_ = false;
+    std::string addresses;
+    for (const config::SocketAddress& address : config_->server.listen)
+        addresses += (addresses.empty() ? "" : ", ") + address.text;
+    service_notify::ready(std::to_string(accepting) + " workers accepting on " + addresses);
+}
 
 bool Master::workers_accepting() const {
     if (stopping_) return false;

@@ -4,6 +4,7 @@
 // signalfd and poll(2) are all it needs.
 #pragma once
 
+#include <sys/socket.h>
 #include <sys/types.h>
 
 #include <cstdint>
@@ -14,7 +15,10 @@
 #include "config/config.hpp"
 #include "core/unique_fd.hpp"
 #include "metrics/admin_endpoint.hpp"
+#include "metrics/saved_snapshots.hpp"
 #include "metrics/shared_counters.hpp"
+#include "tls/server_tls.hpp"
+#include "tls/ticket_keys.hpp"
 
 namespace portico::worker {
 
@@ -31,20 +35,30 @@ private:
         int64_t started_ms = 0;
         bool draining = false;
         unsigned counter_slot = 0;
+        bool accepting = false;  // it said so on the ready pipe
     };
     struct SlotState {
         unsigned quick_exits = 0;  // exits soon after start, in a row: the back-off
         int64_t restart_at_ms = -1;
     };
-    // One SO_REUSEPORT socket per `listen` entry per worker slot.
+    // One SO_REUSEPORT socket per `listen` entry per worker slot (a slot
+    // may hold more after a reload that lowered `workers`).
     struct ListenSocket {
-        std::string address;
+        sockaddr_storage bound;  // the address the kernel gave it (the real port)
         unsigned slot;
         core::UniqueFd fd;
+        bool tls = false;  // a [tls] listen entry
     };
 
     bool open_sockets(const config::Config& config);
+    // The config's certificates loaded (errors and warnings logged).
+    bool load_tls(const config::Config& config, std::unique_ptr<tls::ServerTls>& out);
+    void rotate_ticket_keys_when_due();
     bool open_metrics(const config::Config& config);
+    void prepare_for_workers(const config::Config& config);
+    void read_ready_reports();
+    void notify_ready_once_accepting();
+    void reload_failed(const std::string& why);
     bool workers_accepting() const;
     bool spawn(unsigned slot);
     void handle_signal(int signum);
@@ -63,8 +77,21 @@ private:
     std::vector<SlotState> slots_;
     unsigned generation_ = 0;
     core::UniqueFd signal_fd_;
+    // Workers write their pid here once they accept (see run_worker).
+    core::UniqueFd ready_read_;
+    core::UniqueFd ready_write_;
+    // READY=1 is owed to systemd: at start and after a good reload, until
+    // every worker of the generation accepts.
+    bool ready_pending_ = false;
     std::unique_ptr<metrics::SharedCounters> counters_;
+    // Made once, before the first fork, and kept across reloads: a reload
+    // does not end every client's session.
+    std::unique_ptr<tls::TicketKeys> ticket_keys_;
+    int64_t next_key_rotation_ms_ = INT64_MAX;
+    std::unique_ptr<tls::ServerTls> tls_;  // of config_, when it has [tls]
     metrics::AdminEndpoint metrics_;
+    // Here, not in the endpoint, so a reload that moves the listener keeps them.
+    metrics::SavedSnapshots snapshots_;
     bool stopping_ = false;
     int64_t stop_deadline_ms_ = 0;
     bool done_ = false;

@@ -9,6 +9,7 @@
 
 #include <cerrno>
 #include <csignal>
+#include <algorithm>
 #include <cstring>
 #include <memory>
 
@@ -17,6 +18,7 @@
 #include "core/log.hpp"
 #include "http/connection.hpp"
 #include "http/server_context.hpp"
+#include "worker/run_as_user.hpp"
 
 namespace portico::worker {
 
@@ -24,14 +26,15 @@ namespace {
 
 class Worker {
 public:
-    Worker(const config::Config& config, unsigned slot, const std::vector<int>& listen_fds,
-           metrics::WorkerCounters counters);
-    int run();
+    Worker(const config::Config& config, const tls::ServerTls* tls, unsigned slot,
+           const std::vector<ListenFd>& listen_fds, metrics::WorkerCounters counters);
+    int run(int ready_fd);
 
 private:
     struct Listener {
         Worker* worker;
         int fd;
+        bool tls;
         uv_poll_t poll;
     };
 
@@ -40,6 +43,7 @@ private:
     void accept_from(Listener& listener);
     void set_accepting(bool accepting);
     void start_drain();
+    void close_idle_connections();
     void on_connection_closed();
     void stop_loop();
 
@@ -52,25 +56,41 @@ private:
     uv_signal_t terminate_signal_;
     uv_signal_t reopen_signal_;
     uv_timer_t accept_retry_;
+    uv_timer_t drain_grace_;
     bool accepting_ = false;
     bool stopped_ = false;
 };
+
+// The port redirect_http sends clients to: the first TLS listener's, as bound.
+uint16_t https_port(const std::vector<ListenFd>& listen_fds) {
+    for (const ListenFd& socket : listen_fds) {
+        if (!socket.tls) continue;
+        sockaddr_storage bound{};
+        socklen_t length = sizeof bound;
+        if (::getsockname(socket.fd, reinterpret_cast<sockaddr*>(&bound), &length) != 0) return 443;
+        return ntohs(bound.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6&>(bound).sin6_port
+                                                 : reinterpret_cast<sockaddr_in&>(bound).sin_port);
+    }
+    return 443;
+}
 
 // At most this many accepts per wake-up, so a burst of new connections does
 // not starve the ones already open.
 constexpr int accepts_per_wakeup = 64;
 
-Worker::Worker(const config::Config& config, unsigned slot, const std::vector<int>& listen_fds,
-               metrics::WorkerCounters counters)
+Worker::Worker(const config::Config& config, const tls::ServerTls* tls, unsigned slot,
+               const std::vector<ListenFd>& listen_fds, metrics::WorkerCounters counters)
     : config_(config), slot_(slot) {
     uv_loop_init(&loop_);
     server_ = std::make_unique<http::ServerContext>(&loop_, config, std::move(counters), slot);
     server_->on_connection_closed = [this] { on_connection_closed(); };
-    for (int fd : listen_fds) {
+    if (tls) server_->use_tls(*tls, https_port(listen_fds));
+    for (const ListenFd& socket : listen_fds) {
         auto listener = std::make_unique<Listener>();
         listener->worker = this;
-        listener->fd = fd;
-        uv_poll_init(&loop_, &listener->poll, fd);
+        listener->fd = socket.fd;
+        listener->tls = socket.tls;
+        uv_poll_init(&loop_, &listener->poll, socket.fd);
         listener->poll.data = listener.get();
         listeners_.push_back(std::move(listener));
     }
@@ -83,11 +103,24 @@ Worker::Worker(const config::Config& config, unsigned slot, const std::vector<in
     uv_signal_start(&reopen_signal_, on_signal, SIGUSR1);
     uv_timer_init(&loop_, &accept_retry_);
     accept_retry_.data = this;
+    uv_timer_init(&loop_, &drain_grace_);
+    drain_grace_.data = this;
 }
 
-int Worker::run() {
+// The master counts a worker as serving (and tells systemd READY=1 when all
+// are) from this message, not from the fork: a worker can still fail
+// between the two, switching users for one.
+void report_accepting(int ready_fd) {
+    pid_t pid = getpid();
+    if (::write(ready_fd, &pid, sizeof pid) != static_cast<ssize_t>(sizeof pid))
+        spdlog::warn("cannot tell the master this worker accepts: {}", std::strerror(errno));
+    ::close(ready_fd);
+}
+
+int Worker::run(int ready_fd) {
     spdlog::info("worker {} started (pid {})", slot_, getpid());
     set_accepting(true);
+    report_accepting(ready_fd);
     uv_run(&loop_, UV_RUN_DEFAULT);
     // Every handle is closed by now; the loop owns nothing more.
     uv_loop_close(&loop_);
@@ -114,34 +147,47 @@ void Worker::on_acceptable(uv_poll_t* handle, int status, int) {
 }
 
 void Worker::accept_from(Listener& listener) {
-    for (int i = 0; i < accepts_per_wakeup; ++i) {
-        if (server_->connection_count >= config_.server.max_connections) {
+    struct Accepted {
+        int fd;
+        http::PeerAddress peer;
+    };
+    Accepted accepted[accepts_per_wakeup];
+    int count = 0;
+    while (count < accepts_per_wakeup) {
+        if (server_->connection_count + count >= config_.server.max_connections) {
             // Resumed when a connection closes; the kernel queues the rest.
             set_accepting(false);
-            return;
+            break;
         }
-        http::PeerAddress peer{};
-        socklen_t peer_length = sizeof peer;
-        int fd = ::accept4(listener.fd, &peer.any, &peer_length, SOCK_NONBLOCK | SOCK_CLOEXEC);
-        if (fd < 0) {
-            if (errno == EAGAIN || errno == EINTR || errno == ECONNABORTED) return;
-            if (errno == EMFILE || errno == ENFILE) {
-                spdlog::error("accept: {}; pausing accepts for 100ms (raise the open-file limit "
-                              "or lower max_connections)", std::strerror(errno));
-                set_accepting(false);
-                uv_timer_start(&accept_retry_, [](uv_timer_t* timer) {
-                    static_cast<Worker*>(timer->data)->set_accepting(true);
-                }, 100, 0);
-                return;
-            }
+        Accepted& next = accepted[count];
+        socklen_t peer_length = sizeof next.peer;
+        next.fd = ::accept4(listener.fd, &next.peer.any, &peer_length, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (next.fd >= 0) {
+            ++count;
+            continue;
+        }
+        if (errno == EMFILE || errno == ENFILE) {
+            spdlog::error("accept: {}; pausing accepts for 100ms (raise the open-file limit "
+                          "or lower max_connections)", std::strerror(errno));
+            set_accepting(false);
+            uv_timer_start(&accept_retry_, [](uv_timer_t* timer) {
+                static_cast<Worker*>(timer->data)->set_accepting(true);
+            }, 100, 0);
+        } else if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED) {
             spdlog::error("accept: {}", std::strerror(errno));
-            return;
         }
+        break;
+    }
+    if (count == 0) return;
+    // Accepted first, served after: a file changed before any of these
+    // clients sent its request is known stale by now.
+    server_->file_cache.read_pending_changes();
+    for (int i = 0; i < count; ++i) {
         // Responses leave in one writev; nothing gains from Nagle's delay.
         int on = 1;
-        ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
+        ::setsockopt(accepted[i].fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
         server_->counters.connection_accepted();
-        http::ClientConnection::start(*server_, fd, peer);
+        http::ClientConnection::start(*server_, accepted[i].fd, accepted[i].peer, listener.tls);
     }
 }
 
@@ -150,10 +196,14 @@ void Worker::on_signal(uv_signal_t* handle, int signum) {
     if (signum == SIGUSR1) {
         core::open_error_log(worker->config_.log, "worker " + std::to_string(worker->slot_));
         worker->server_->access_log.reopen();
+        spdlog::info("log files reopened");
         return;
     }
     worker->start_drain();
 }
+
+// How long a draining worker keeps idle kept-alive connections open.
+constexpr int64_t max_drain_grace_ms = 5000;
 
 void Worker::start_drain() {
     if (server_->draining) return;
@@ -167,12 +217,29 @@ void Worker::start_drain() {
         ::close(listener->fd);
     }
     for (auto& upstream : server_->upstreams) upstream->close_idle();
+    // Envoy's drain, not nginx's: an idle kept-alive connection is not
+    // closed at once, since its client's next request may already be on
+    // its way and would meet a closed socket (a failed request, or a reset).
+    // For the grace period (keepalive_timeout, at most 5 s) that next
+    // request is answered, with "Connection: close"; the connections still
+    // idle when it ends are closed then.
+    int64_t grace = std::min<int64_t>(config_.server.keepalive_timeout.count(), max_drain_grace_ms);
+    if (grace > 0) {
+        uv_timer_start(&drain_grace_, [](uv_timer_t* timer) {
+            static_cast<Worker*>(timer->data)->close_idle_connections();
+        }, static_cast<uint64_t>(grace), 0);
+    } else {
+        close_idle_connections();
+    }
+    if (server_->connection_count == 0) stop_loop();
+}
+
+void Worker::close_idle_connections() {
     for (http::ClientConnection* connection = server_->connections; connection;) {
         http::ClientConnection* next = connection->next;
         connection->close_if_idle();
         connection = next;
     }
-    if (server_->connection_count == 0) stop_loop();
 }
 
 void Worker::on_connection_closed() {
@@ -190,25 +257,41 @@ void Worker::stop_loop() {
     uv_close(reinterpret_cast<uv_handle_t*>(&terminate_signal_), nullptr);
     uv_close(reinterpret_cast<uv_handle_t*>(&reopen_signal_), nullptr);
     uv_close(reinterpret_cast<uv_handle_t*>(&accept_retry_), nullptr);
+    uv_close(reinterpret_cast<uv_handle_t*>(&drain_grace_), nullptr);
     server_->poller.close();
     for (auto& upstream : server_->upstreams) upstream->close();
 }
 
 }  // namespace
 
-int run_worker(const config::Config& config, unsigned slot, const std::vector<int>& listen_fds,
-               metrics::SharedCounters& counters, unsigned counter_slot, pid_t master) {
-    // A master that dies unexpectedly must not leave workers serving alone:
-    // they drain and exit. (A master that died before the prctl: at once.)
-    prctl(PR_SET_PDEATHSIG, SIGQUIT);
-    if (getppid() != master) return 1;
+int run_worker(const config::Config& config, const tls::ServerTls* tls, unsigned slot,
+               const std::vector<ListenFd>& listen_fds, metrics::SharedCounters& counters, unsigned counter_slot, pid_t master,
+               int ready_fd) {
     // Ctrl-C reaches the whole process group: the master decides for us.
     signal(SIGINT, SIG_IGN);
     signal(SIGHUP, SIG_IGN);
     signal(SIGPIPE, SIG_IGN);
-    core::open_error_log(config.log, "worker " + std::to_string(slot));
-    Worker worker(config, slot, listen_fds, counters.attach(counter_slot, config));
-    return worker.run();
+    std::string role = "worker " + std::to_string(slot);
+    core::open_error_log(config.log, role);
+    if (const config::RunAsUser* user = worker_user(config.server)) {
+        std::string error;
+        if (!switch_to_user(*user, error)) {
+            spdlog::critical("cannot switch to user {}: {}; exiting rather than serving as root",
+                             user->name, error);
+            return 1;
+        }
+        // Opened again as the user: a log file it cannot write shows now,
+        // not at the first logrotate.
+        core::open_error_log(config.log, role);
+    }
+    // A master that dies unexpectedly must not leave workers serving alone:
+    // they drain and exit. (A master that died before the prctl: at once.)
+    // After the switch, since changing ids clears the parent-death signal.
+    prctl(PR_SET_PDEATHSIG, SIGQUIT);
+    if (getppid() != master) return 1;
+    Worker worker(config, tls, slot, listen_fds, counters.attach(counter_slot, config));
+    return worker.run(ready_fd);
 }
 
 }  // namespace portico::worker
+

@@ -8,13 +8,24 @@
 
 #include "config/config.hpp"
 #include "metrics/shared_counters.hpp"
+#include "tls/server_tls.hpp"
 
 namespace portico::worker {
+
+// A listening socket the master handed down.
+struct ListenFd {
+    int fd;
+    bool tls;  // its connections start with a TLS handshake
+};
 
 // Runs until drained (SIGQUIT or SIGTERM from the master: stop accepting,
 // finish in-flight requests, close idle connections). Returns the exit code.
 // `counter_slot`: the slot of the shared counters this process writes.
-int run_worker(const config::Config& config, unsigned slot, const std::vector<int>& listen_fds,
-               metrics::SharedCounters& counters, unsigned counter_slot, pid_t master);
+// `ready_fd`: the master's pipe, told this process's pid once it accepts.
+// `tls`: the certificates of the config's [tls] (nullptr without one).
+int run_worker(const config::Config& config, const tls::ServerTls* tls, unsigned slot,
+               const std::vector<ListenFd>& listen_fds,
+               metrics::SharedCounters& counters, unsigned counter_slot, pid_t master,
+               int ready_fd);
 
 }  // namespace portico::worker

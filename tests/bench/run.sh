@@ -5,12 +5,14 @@
 #   tests/bench/run.sh --quick             3 s runs, 1 repeat, smaller counts (~9 min)
 #   tests/bench/run.sh --server portico --scenario static --load wrk100 [--url /image.jpg]
 #   tests/bench/run.sh --parts cost --server nginx,portico
+#   tests/bench/run.sh --scenario tls,tls-rsa --quick      the TLS cells only
 #   tests/bench/run.sh --render results/raw/STAMP    re-render a run's tables
 #
 # Options (lists are comma-separated):
 #   --server LIST     app, portico, nginx, h2o, haproxy         (default: all)
-#   --scenario LIST   app, proxy, static, proxy-noka            (default: all)
-#   --load LIST       wrk100, wrk1000, ab                       (default: all)
+#   --scenario LIST   app, proxy, static, proxy-noka, tls, tls-rsa  (default: all)
+#   --load LIST       wrk100, wrk1000, ab, full-hs, resumed-hs  (default: all;
+#                     full-hs and resumed-hs exist in the tls scenarios only)
 #   --url LIST        only these URLs (each scenario keeps its own when empty)
 #   --parts LIST      throughput, cost, memory                  (default: all;
 #                     with --scenario/--load/--url only throughput unless given)
@@ -23,7 +25,7 @@
 #   --no-build        use build/portico as it is (or PORTICO_BIN)
 #
 # Environment: PORTICO_BIN (default build/portico), BENCH_PORT (18080),
-# BENCH_APP_PORT (3000).
+# BENCH_TLS_PORT (18443, the tls scenarios' TLS listener), BENCH_APP_PORT (3000).
 #
 # The servers and the Node app are pinned to CPU 1, the load tools to CPU 0.
 # Every process started here is stopped by its pid on exit.
@@ -34,6 +36,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 PY="python3 $HERE/lib/bench.py"
 PORT=${BENCH_PORT:-18080}
+TLS_PORT=${BENCH_TLS_PORT:-18443}
 APP_PORT=${BENCH_APP_PORT:-3000}
 WWW="$ROOT/www"
 PORTICO=${PORTICO_BIN:-$ROOT/build/portico}
@@ -42,7 +45,7 @@ CLIENT_CPU=0
 
 REPEAT=3
 DURATION=10
-AB_N=20000           # ab -c 100, a new connection per request
+AB_N=20000           # ab -c 100, a new connection per request; also the TLS handshake count
 CG_N=2000            # requests measured under callgrind (ab -k -c 10)
 CG_WARM=200          # warm-up requests per URL under callgrind (idle run too)
 ST_N=10000           # requests measured under strace (ab -k -c 10)
@@ -66,7 +69,7 @@ while [ $# -gt 0 ]; do
     --no-install) INSTALL=0 ;;
     --no-build) BUILD=0 ;;
     --render) RENDER_ONLY=$2; shift ;;
-    -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,31p' "$0"; exit 0 ;;
     *) die "unknown option $1 (see --help)" ;;
   esac
   shift
@@ -101,11 +104,13 @@ in_list() { # in_list ITEM "a,b,c" (an empty list holds everything)
 want_part() { in_list "$1" "$PARTS"; }
 
 # --- the matrix ----------------------------------------------------------------
-SCENARIOS="app proxy static proxy-noka"
+# tls and tls-rsa are the static scenario's config with a TLS listener on
+# TLS_PORT (ECDSA P-256 or RSA 2048 certificate); their cells go there.
+SCENARIOS="app proxy static proxy-noka tls tls-rsa"
 servers_of() {
   case "$1" in
     app) echo app ;;
-    proxy|proxy-noka) echo portico nginx h2o haproxy ;;
+    proxy|proxy-noka|tls|tls-rsa) echo portico nginx h2o haproxy ;;
     static) echo portico nginx h2o ;;
   esac
 }
@@ -114,6 +119,20 @@ urls_of() {
     app|proxy) echo /hello / /image.jpg ;;
     static) echo /index.html /image.jpg ;;   # its / is the proxy scenario's /: add it with --url /
     proxy-noka) echo /hello ;;
+    tls) echo /index.html /image.jpg /hello ;;
+    tls-rsa) echo /index.html ;;
+  esac
+}
+tls_of() { # the certificate's key type of a TLS scenario; nothing for cleartext
+  case "$1" in
+    tls) echo ecdsa ;;
+    tls-rsa) echo rsa ;;
+  esac
+}
+config_of() { # the config template a scenario uses
+  case "$1" in
+    tls|tls-rsa) echo static ;;
+    *) echo "$1" ;;
   esac
 }
 # The URLs a scenario's config can serve (--url picks among them).
@@ -129,13 +148,46 @@ cell_urls() {
   for u in $(possible_urls_of "$1"); do in_list "$u" "$F_URLS" && echo "$u"; done
 }
 tags_of() {
-  case "$1" in
-    proxy) echo proxy,keepalive ;;
-    static) echo static,keepalive ;;
-    proxy-noka) echo proxy,nokeepalive ;;
+  local tls; tls=$(tls_of "$1")
+  case "$(config_of "$1")" in
+    proxy) echo -n proxy,keepalive ;;
+    static) echo -n static,keepalive ;;
+    proxy-noka) echo -n proxy,nokeepalive ;;
   esac
+  if [ -n "$tls" ]; then echo ,tls; else echo ,cleartext; fi
 }
 LOADS="wrk100 wrk1000 ab"
+# cells_of SCENARIO SERVER: its cells, one "LOAD URL [N/A REASON]" a line, as
+# --load and --url select them. Cleartext scenarios: each URL under each load.
+# tls: full and resumed handshakes (a new connection per request) on the small
+# /index.html, then keep-alive requests; tls-rsa: full handshakes only.
+cells_of() {
+  local scenario=$1 server=$2 url load cell list=()
+  case "$scenario" in
+    tls) list=("full-hs /index.html" "resumed-hs /index.html"
+               "wrk100 /index.html" "wrk100 /image.jpg" "wrk100 /hello") ;;
+    tls-rsa) list=("full-hs /index.html") ;;
+    *) for url in $(cell_urls "$scenario"); do
+         for load in $LOADS; do list+=("$load $url"); done
+       done ;;
+  esac
+  for cell in "${list[@]}"; do
+    load=${cell%% *} url=${cell#* }
+    in_list "$load" "$F_LOADS" && in_list "$url" "$F_URLS" || continue
+    # HAProxy answers /index.html from memory in the TLS config (for the
+    # handshake cells) but serves no files: no keep-alive file cells.
+    if [ "$server" = haproxy ] && [ "$load" = wrk100 ] && [ -n "$(tls_of "$scenario")" ] &&
+       [ "$url" != /hello ]; then
+      echo "$cell serves no files"
+    else
+      echo "$cell"
+    fi
+  done
+}
+# The URLs start_server checks (200, and /image.jpg's length) before the cells.
+check_urls_of() {
+  if [ "$2" = haproxy ] && [ -n "$(tls_of "$1")" ]; then echo /index.html /hello; else urls_of "$1"; fi
+}
 
 # --- processes -------------------------------------------------------------------
 STARTED=()           # every pid this script started in the background
@@ -185,7 +237,8 @@ as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
 install_missing() {
   local need=() pair cmd pkg
   for pair in nginx:nginx h2o:h2o haproxy:haproxy wrk:wrk ab:apache2-utils valgrind:valgrind \
-              callgrind_annotate:valgrind strace:strace taskset:util-linux node:nodejs python3:python3; do
+              callgrind_annotate:valgrind strace:strace taskset:util-linux node:nodejs python3:python3 \
+              h2load:nghttp2-client openssl:openssl; do
     cmd=${pair%%:*} pkg=${pair#*:}
     command -v "$cmd" >/dev/null 2>&1 || need+=("$pkg")
   done
@@ -238,9 +291,9 @@ mkdir -p "$RAW/logs"
 CELLS="$RAW/cells.jsonl" COSTS="$RAW/cost.jsonl" MEMS="$RAW/memory.jsonl"
 T0=$(date +%s)
 
-for port in "$PORT" "$APP_PORT"; do
+for port in "$PORT" "$TLS_PORT" "$APP_PORT"; do
   if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
-    die "127.0.0.1:$port is already in use (set BENCH_PORT / BENCH_APP_PORT)"
+    die "127.0.0.1:$port is already in use (set BENCH_PORT / BENCH_TLS_PORT / BENCH_APP_PORT)"
   fi
 done
 
@@ -252,6 +305,8 @@ version_of() {
     haproxy) haproxy -v 2>/dev/null | head -1 | awk '{print "HAProxy " $3}' ;;
     node) echo "node $(node --version)" ;;
     wrk) wrk -v 2>&1 | head -1 | awk '{print $1, $2}' ;;
+    h2load) h2load --version 2>/dev/null | head -1 | sed 's/ nghttp2\// /' ;;
+    openssl) openssl version 2>/dev/null | awk '{print $1, $2}' ;;
     ab) ab -V 2>&1 | head -1 | sed 's/, Version \(.*\) <.*/ \1/;s/This is //' ;;
     valgrind) valgrind --version 2>/dev/null ;;
     strace) strace -V 2>/dev/null | head -1 | awk '{print "strace " $4}' ;;
@@ -260,7 +315,7 @@ version_of() {
 
 write_machine() {
   local versions="" t
-  for t in portico nginx h2o haproxy node wrk ab valgrind strace; do
+  for t in portico nginx h2o haproxy node wrk ab h2load openssl valgrind strace; do
     local v; v=$(version_of "$t" 2>/dev/null); [ -n "$v" ] && versions+="${versions:+, }$v"
   done
   local elapsed=$(( $(date +%s) - T0 ))
@@ -269,7 +324,7 @@ write_machine() {
   MACHINE_KERNEL="$(uname -r)" MACHINE_OS="$(. /etc/os-release; echo "$PRETTY_NAME")" \
   MACHINE_DATE="$(date -u '+%Y-%m-%d %H:%M UTC')" MACHINE_VERSIONS="$versions" \
   MACHINE_CMD="tests/bench/run.sh $ARGS_TEXT" MACHINE_PORTICO="$PORTICO_INFO" \
-  MACHINE_SETTINGS="wrk -t1 ${DURATION}s, ab -n $AB_N, repeats $REPEAT, callgrind $CG_N req, strace $ST_N req, $MEM_CONNS idle conns, ulimit -n $NOFILE" \
+  MACHINE_SETTINGS="wrk -t1 ${DURATION}s, ab -n $AB_N, repeats $REPEAT, callgrind $CG_N req, strace $ST_N req, $MEM_CONNS idle conns, ulimit -n $NOFILE; TLS: TLSv1.3 $TLS_SUITE $TLS_GROUP, $AB_N handshakes per handshake cell" \
   MACHINE_ELAPSED="$((elapsed / 60)) min $((elapsed % 60)) s" \
   python3 - "$RAW/machine.json" <<'EOF'
 import json, os, sys
@@ -297,14 +352,65 @@ start_app() {
   die "the demo app did not start"
 }
 
+# --- TLS: certificates and the load tools' settings -------------------------------------
+TLS_DIR="$RUN/tls"
+TLS_SUITE=TLS_AES_128_GCM_SHA256
+TLS_GROUP=X25519
+TLS_NA="not set up"  # why the TLS cells cannot run; empty once make_tls has run
+# The load tools (wrk, ab, h2load, openssl s_client) read this instead of the
+# system's openssl.cnf: TLS 1.3 only, one suite, one group.
+CLIENT_TLS_ENV=(env "OPENSSL_CONF=$TLS_DIR/client.cnf")
+
+# make_tls: a self-signed ECDSA P-256 CA and two leaves it signs, for
+# localhost and 127.0.0.1: ecdsa (P-256) and rsa (2048 bits). KIND.pem, KIND.key
+# and KIND.haproxy.pem (both in one file); no key leaves the run's temp dir.
+make_tls() {
+  local kind
+  TLS_NA=""
+  mkdir -p "$TLS_DIR" && chmod 700 "$TLS_DIR"
+  command -v openssl >/dev/null || { TLS_NA="openssl missing"; return 1; }
+  printf 'subjectAltName = DNS:localhost, IP:127.0.0.1\nbasicConstraints = CA:FALSE\nkeyUsage = digitalSignature, keyEncipherment\nextendedKeyUsage = serverAuth\n' \
+    >"$TLS_DIR/leaf.ext"
+  {
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 90 \
+      -subj "/CN=portico bench CA" -keyout "$TLS_DIR/ca.key" -out "$TLS_DIR/ca.pem" &&
+    for kind in ecdsa rsa; do
+      if [ "$kind" = ecdsa ]; then
+        openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$TLS_DIR/$kind.key"
+      else
+        openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out "$TLS_DIR/$kind.key"
+      fi &&
+      openssl req -new -key "$TLS_DIR/$kind.key" -subj /CN=localhost -out "$TLS_DIR/$kind.csr" &&
+      openssl x509 -req -in "$TLS_DIR/$kind.csr" -CA "$TLS_DIR/ca.pem" -CAkey "$TLS_DIR/ca.key" \
+        -CAcreateserial -days 90 -sha256 -extfile "$TLS_DIR/leaf.ext" -out "$TLS_DIR/$kind.pem" &&
+      cat "$TLS_DIR/$kind.pem" "$TLS_DIR/$kind.key" >"$TLS_DIR/$kind.haproxy.pem" || return 1
+    done
+  } >"$RAW/logs/tls-certs.log" 2>&1 || { TLS_NA="could not make certificates (logs/tls-certs.log)"; return 1; }
+  printf '%s\n' "openssl_conf = bench_conf" "[bench_conf]" "ssl_conf = bench_ssl" "[bench_ssl]" \
+    "system_default = bench_tls" "[bench_tls]" "MinProtocol = TLSv1.3" \
+    "Ciphersuites = $TLS_SUITE" "Groups = $TLS_GROUP" >"$TLS_DIR/client.cnf"
+}
+
 # --- servers ---------------------------------------------------------------------------
-SRV_PID="" SRV_NA="" SRV_PORT="" START_TAG=""
-# start_server SERVER SCENARIO [valgrind-out-dir]: sets SRV_PID and SRV_PORT, or
-# SRV_NA (the reason) and returns 1.
+SRV_PID="" SRV_NA="" SRV_PORT="" SRV_SCHEME=http SRV_NORESUME="" START_TAG=""
+# start_server SERVER SCENARIO [valgrind-out-dir]: sets SRV_PID, SRV_PORT and
+# SRV_SCHEME (the listener the cells load), or SRV_NA (the reason) and returns
+# 1. A TLS scenario's server also gets the cleartext listener on PORT; its TLS
+# listener on TLS_PORT must negotiate TLS 1.3, TLS_SUITE, TLS_GROUP with the
+# scenario's certificate (else SRV_NA); SRV_NORESUME is set when it does not
+# resume a session.
 start_server() {
-  local server=$1 scenario=$2 cgdir=${3:-} conf log wrap=() urls tags
-  SRV_PID="" SRV_NA="" SRV_PORT=$PORT
+  local server=$1 scenario=$2 cgdir=${3:-} conf log wrap=() urls tags tls base ports check_tls=()
+  SRV_PID="" SRV_NA="" SRV_PORT=$PORT SRV_SCHEME=http SRV_NORESUME=""
   tags=$(tags_of "$scenario")
+  tls=$(tls_of "$scenario")
+  base=$(config_of "$scenario")
+  ports=$PORT
+  if [ -n "$tls" ]; then
+    [ -n "$TLS_NA" ] && { SRV_NA="TLS: $TLS_NA"; return 1; }
+    SRV_PORT=$TLS_PORT SRV_SCHEME=https ports="$PORT $TLS_PORT"
+    check_tls=(--tls "$TLS_DIR/ca.pem")
+  fi
   log="$RAW/logs/$server-$scenario${cgdir:+-callgrind}.log"   # appended to at every start
   echo "=== $(date -u '+%H:%M:%S') start ${cgdir:+under callgrind }($START_TAG)" >>"$log"
   if [ "$server" = app ]; then
@@ -314,12 +420,13 @@ start_server() {
   if [ -n "$cgdir" ]; then
     wrap=(valgrind --tool=callgrind --trace-children=yes --callgrind-out-file="$cgdir/callgrind.out.%p")
   fi
-  local values=(PORT="$PORT" APP_PORT="$APP_PORT" WWW="$WWW" RUN="$RUN")
+  local values=(PORT="$PORT" APP_PORT="$APP_PORT" WWW="$WWW" RUN="$RUN" TLS_PORT="$TLS_PORT"
+                CERT="$TLS_DIR/$tls.pem" KEY="$TLS_DIR/$tls.key" CERTKEY="$TLS_DIR/$tls.haproxy.pem")
   case "$server" in
     portico)
       [ -x "$PORTICO" ] || { SRV_NA="no portico binary"; return 1; }
       conf="$RUN/portico-$scenario.toml"
-      $PY template "$HERE/conf/portico-$scenario.toml" "$conf" "$tags" "${values[@]}"
+      $PY template "$HERE/conf/portico-$base.toml" "$conf" "$tags" "${values[@]}"
       "$PORTICO" -t -c "$conf" >"$RUN/t.log" 2>&1 || { SRV_NA="config rejected: $(head -1 "$RUN/t.log")"; return 1; }
       taskset -c $SERVER_CPU "${wrap[@]}" "$PORTICO" -c "$conf" >>"$log" 2>&1 &
       ;;
@@ -352,22 +459,25 @@ start_server() {
   esac
   SRV_PID=$!
   STARTED+=("$SRV_PID")
-  urls=$(urls_of "$scenario")
-  local i tries=100
+  urls=$(check_urls_of "$scenario" "$server")
+  local i tries=100 port
   [ -n "$cgdir" ] && tries=600
   for ((i = 0; i < tries; i++)); do
     # shellcheck disable=SC2086
-    if $PY check "$PORT" $urls >"$RUN/check" 2>&1; then
+    if $PY check "${check_tls[@]}" "$SRV_PORT" $urls >"$RUN/check" 2>&1; then
       # Let the other processes (workers, helpers) finish starting.
       sleep 0.3
       # Portico and nginx use SO_REUSEPORT: another server left on the port
       # would silently take part of the connections.
-      if ! $PY foreign-listeners "$PORT" "$SRV_PID" >"$RUN/foreign" 2>&1; then
-        SRV_NA="another process listens on port $PORT: $(head -1 "$RUN/foreign")"
-        stop_tree "$SRV_PID" TERM 10
-        SRV_PID=""
-        return 1
-      fi
+      for port in $ports; do
+        if ! $PY foreign-listeners "$port" "$SRV_PID" >"$RUN/foreign" 2>&1; then
+          SRV_NA="another process listens on port $port: $(head -1 "$RUN/foreign")"
+          stop_tree "$SRV_PID" TERM 10
+          SRV_PID=""
+          return 1
+        fi
+      done
+      [ -n "$tls" ] && ! tls_probe "$server" "$scenario" "$tls" && return 1
       return 0
     fi
     alive "$SRV_PID" || break
@@ -383,45 +493,75 @@ start_server() {
   return 1
 }
 
+# tls_probe SERVER SCENARIO KIND: what the started server negotiates (to
+# tls.jsonl); SRV_NA and return 1 unless TLS 1.3, TLS_SUITE, TLS_GROUP and
+# KIND's signature; SRV_NORESUME when a second connection was not resumed.
+tls_probe() {
+  local out rc
+  out=$("${CLIENT_TLS_ENV[@]}" $PY tls-probe "$SRV_PORT" "$TLS_DIR/ca.pem" /index.html "$3" \
+        --out "$RAW/tls.jsonl" "server=$1" "scenario=$2" "start=$START_TAG" 2>&1)
+  rc=$?
+  $PY tls-line "$out"
+  if [ $rc != 0 ]; then
+    SRV_NA="TLS not as set: $($PY tls-line --problems "$out")"
+    stop_tree "$SRV_PID" TERM 10
+    SRV_PID=""
+    return 1
+  fi
+  $PY tls-line --resumed "$out" || SRV_NORESUME=1
+  return 0
+}
+
 stop_server() {
   [ -n "$SRV_PID" ] && [ "$SRV_PID" != "$APP_PID" ] && stop_tree "$SRV_PID" TERM "${1:-15}"
   SRV_PID=""
 }
 
 # --- one measured run --------------------------------------------------------------------
-# run_cell SCENARIO SERVER LOAD URL REP
+# run_cell SCENARIO SERVER LOAD URL REP: on the started server's listener
+# (SRV_SCHEME, SRV_PORT). Over https the load tool runs with CLIENT_TLS_ENV.
+# full-hs and resumed-hs make a new connection per request (AB_N of them):
+# ab never offers a session (every handshake full); h2load, told
+# "Connection: close", reconnects offering its previous connection's ticket.
 run_cell() {
-  local scenario=$1 server=$2 load=$3 url=$4 rep=$5 cmd tool pids c0 a0 s0
+  local scenario=$1 server=$2 load=$3 url=$4 rep=$5 cmd tool pids c0 a0 s0 u0 env=()
   local base="$RAW/logs/$scenario-$server-$load-${url//\//_}-$rep"
-  local target="http://127.0.0.1:$SRV_PORT$url"
+  local target="$SRV_SCHEME://127.0.0.1:$SRV_PORT$url" limit=$((DURATION + 90))
+  [ "$SRV_SCHEME" = https ] && env=("${CLIENT_TLS_ENV[@]}")
   case "$load" in
     wrk100) tool=wrk cmd=(wrk -t1 -c100 -d"${DURATION}s" --timeout 5s --latency "$target") ;;
     wrk1000) tool=wrk cmd=(wrk -t1 -c1000 -d"${DURATION}s" --timeout 5s --latency "$target") ;;
     ab) tool=ab cmd=(ab -r -s 10 -n "$AB_N" -c 100 "$target") ;;
+    full-hs) tool=ab limit=600 cmd=(ab -r -s 10 -n "$AB_N" -c 50 "$target") ;;
+    resumed-hs) tool=h2load limit=600
+      cmd=(h2load --h1 -n "$AB_N" -c 50 -H "Connection: close" --tls13-ciphers="$TLS_SUITE"
+           --groups="$TLS_GROUP" "$target") ;;
   esac
-  read -r pids c0 a0 s0 < <($PY before "$SRV_PID" "$APP_PID")
+  read -r pids c0 a0 s0 u0 < <($PY before "$SRV_PID" "$APP_PID")
   /usr/bin/time -f '%U %S %e' -o "$base.time" \
-    timeout -k 5 $((DURATION + 90)) taskset -c $CLIENT_CPU "${cmd[@]}" >"$base.out" 2>"$base.err"
-  printf '  %-10s %-8s %-7s %-11s #%s ' "$scenario" "$server" "$load" "$url" "$rep"
+    timeout -k 5 "$limit" taskset -c $CLIENT_CPU "${env[@]}" "${cmd[@]}" >"$base.out" 2>"$base.err"
+  printf '  %-10s %-8s %-10s %-11s #%s ' "$scenario" "$server" "$load" "$url" "$rep"
   $PY record --out "$CELLS" --scenario "$scenario" --server "$server" --load "$load" --url "$url" \
-    --rep "$rep" --tool "$tool" --stdout "$base.out" --time "$base.time" \
-    --pids "$pids" --app-pid "$APP_PID" --cpu0 "$c0" --app0 "$a0" --stat0 "$s0"
+    --rep "$rep" --tool "$tool" --stdout "$base.out" --stderr "$base.err" --time "$base.time" \
+    --pids "$pids" --app-pid "$APP_PID" --cpu0 "$c0" --app0 "$a0" --stat0 "$s0" --user0 "$u0"
   sleep 0.5   # let the last connections close
 }
 
-record_na() { # record_na SCENARIO SERVER REASON
-  local load url
-  for load in $LOADS; do
-    in_list "$load" "$F_LOADS" || continue
-    for url in $(cell_urls "$1"); do
-      $PY na --out "$CELLS" --scenario "$1" --server "$2" --load "$load" --url "$url" --rep 0 --na "$3"
-    done
-  done
+# cell_na SCENARIO SERVER LOAD URL REASON: a cell that cannot run, for the report.
+cell_na() {
+  $PY na --out "$CELLS" --scenario "$1" --server "$2" --load "$3" --url "$4" --rep 0 --na "$5"
+}
+
+record_na() { # record_na SCENARIO SERVER REASON: all its cells
+  local load url own
+  while read -r load url own; do
+    cell_na "$1" "$2" "$load" "$url" "${own:-$3}"
+  done < <(cells_of "$1" "$2")
   echo "  $1 $2: n/a ($3)"
 }
 
 throughput() {
-  local rep scenario server url load
+  local rep scenario server url load cells cell na warm env
   declare -A na_done=()
   for ((rep = 1; rep <= REPEAT; rep++)); do
     START_TAG="repeat $rep"
@@ -429,18 +569,35 @@ throughput() {
       in_list "$scenario" "$F_SCENARIOS" || continue
       for server in $(servers_of "$scenario"); do
         in_list "$server" "$F_SERVERS" || continue
+        mapfile -t cells < <(cells_of "$scenario" "$server")
+        [ ${#cells[@]} -eq 0 ] && continue
         if ! start_server "$server" "$scenario"; then
           [ -z "${na_done[$scenario-$server]:-}" ] && record_na "$scenario" "$server" "$SRV_NA"
           na_done[$scenario-$server]=1
           continue
         fi
-        for url in $(cell_urls "$scenario"); do
-          # Warm-up: file caches, upstream pools, the app's JIT.
-          taskset -c $CLIENT_CPU ab -k -r -s 10 -n 1000 -c 50 "http://127.0.0.1:$SRV_PORT$url" >/dev/null 2>&1
-          for load in $LOADS; do
-            in_list "$load" "$F_LOADS" || continue
-            run_cell "$scenario" "$server" "$load" "$url" "$rep"
-          done
+        env=()
+        [ "$SRV_SCHEME" = https ] && env=("${CLIENT_TLS_ENV[@]}")
+        warm=""
+        for cell in "${cells[@]}"; do
+          read -r load url na <<<"$cell"
+          if [ -z "$na" ] && [ "$load" = resumed-hs ] && [ -n "$SRV_NORESUME" ]; then
+            na="does not resume a session (openssl s_client -sess_in)"
+          elif [ -z "$na" ] && [ "$load" = resumed-hs ] && ! command -v h2load >/dev/null; then
+            na="h2load missing"
+          fi
+          if [ -n "$na" ]; then
+            [ "$rep" = 1 ] && cell_na "$scenario" "$server" "$load" "$url" "$na" &&
+              printf '  %-10s %-8s %-10s %-11s n/a (%s)\n' "$scenario" "$server" "$load" "$url" "$na"
+            continue
+          fi
+          if [ "$url" != "$warm" ]; then
+            # Warm-up: file caches, upstream pools, the app's JIT.
+            taskset -c $CLIENT_CPU "${env[@]}" ab -k -r -s 10 -n 1000 -c 50 \
+              "$SRV_SCHEME://127.0.0.1:$SRV_PORT$url" >/dev/null 2>&1
+            warm=$url
+          fi
+          run_cell "$scenario" "$server" "$load" "$url" "$rep"
         done
         stop_server
       done
@@ -597,6 +754,14 @@ memory() {
 # --- run ------------------------------------------------------------------------------------------
 echo "raw results and logs: $RAW"
 start_app
+if want_part throughput; then
+  for scenario in $SCENARIOS; do
+    if in_list "$scenario" "$F_SCENARIOS" && [ -n "$(tls_of "$scenario")" ]; then
+      make_tls || echo "TLS cells n/a: $TLS_NA" >&2
+      break
+    fi
+  done
+fi
 if want_part throughput; then echo "throughput (repeats $REPEAT, wrk ${DURATION}s, ab -n $AB_N):"; throughput; fi
 if want_part cost; then echo "cost (callgrind $CG_N requests, strace $ST_N requests):"; cost; fi
 if want_part memory; then echo "memory ($MEM_CONNS idle connections):"; memory; fi

@@ -3,8 +3,10 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <linux/capability.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -70,12 +72,22 @@ std::string read_file(const std::string& path) {
 
 }  // namespace
 
-Portico::Portico(const std::string& config_text) {
+Portico::Portico(const std::string& config_text, const LaunchOptions& options) {
     dir_.write("portico.toml", substitute_listen(config_text, "127.0.0.1:0"));
     std::string log_path = dir_.path() + "/error.log";
     pid_ = fork();
     if (pid_ == 0) {
         int log_fd = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        // The tests run as root, whose file access ignores modes. Deployed
+        // workers run as a user for whom `chmod 000` means "unreadable":
+        // without these two capabilities (dropped from the bounding set, so
+        // exec does not grant them back) portico sees files as they would.
+        ::prctl(PR_CAPBSET_DROP, CAP_DAC_OVERRIDE, 0, 0, 0);
+        ::prctl(PR_CAPBSET_DROP, CAP_DAC_READ_SEARCH, 0, 0, 0);
+        for (int capability : options.dropped_capabilities)
+            ::prctl(PR_CAPBSET_DROP, capability, 0, 0, 0);
+        for (const std::string& variable : options.environment)
+            ::putenv(const_cast<char*>(variable.c_str()));
         dup2(log_fd, STDERR_FILENO);
         dup2(log_fd, STDOUT_FILENO);
         std::string config = config_path();

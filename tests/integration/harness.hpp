@@ -29,12 +29,18 @@ private:
     std::string path_;
 };
 
+// What a test may change in how portico is started.
+struct LaunchOptions {
+    std::vector<std::string> environment;   // "NAME=value", on top of the test's own
+    std::vector<int> dropped_capabilities;  // besides the two every start drops
+};
+
 // A portico master started with a config text in which "{listen}" stands for
 // the listen address (127.0.0.1:0, an ephemeral port). Killed (SIGKILL, by
 // pid) if still running when destroyed.
 class Portico {
 public:
-    explicit Portico(const std::string& config_text);
+    explicit Portico(const std::string& config_text, const LaunchOptions& options = {});
     ~Portico();
     Portico(const Portico&) = delete;
     Portico& operator=(const Portico&) = delete;

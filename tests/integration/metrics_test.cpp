@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "harness.hpp"
+#include "metrics_support.hpp"
 #include "upstream_server.hpp"
 
 using namespace portico::test;
@@ -52,40 +53,6 @@ proxy = "app"
 )";
     }
 };
-
-uint16_t metrics_port(const Portico& portico) {
-    std::string log = portico.log();
-    std::string marker = "metrics on 127.0.0.1:0 (port ";
-    size_t at = log.find(marker);
-    REQUIRE(at != std::string::npos);
-    return static_cast<uint16_t>(std::stoi(log.substr(at + marker.size())));
-}
-
-std::string scrape(uint16_t port, const std::string& path = "/metrics") {
-    auto response = fetch(port, path);
-    REQUIRE(response);
-    REQUIRE(response->status == 200);
-    return response->body;
-}
-
-// The value of one sample line ("name{labels} value"); -1 when absent.
-double sample(const std::string& text, const std::string& series) {
-    size_t at = text.find("\n" + series + " ");
-    if (at == std::string::npos) return -1;
-    return std::strtod(text.c_str() + at + series.size() + 2, nullptr);
-}
-
-// A worker records a request just after its last byte is written, so a
-// client can read the response a moment before the count moves: scrape
-// until `series` reads `expected` (2 s at most), then return the text.
-std::string scrape_when(uint16_t port, const std::string& series, double expected) {
-    std::string text;
-    UpstreamServer::wait_until([&] {
-        text = scrape(port);
-        return sample(text, series) == expected;
-    }, 2s);
-    return text;
-}
 
 void send_requests(uint16_t port, int count) {
     for (int i = 0; i < count; ++i) {

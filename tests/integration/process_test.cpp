@@ -5,7 +5,6 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <filesystem>
 #include <thread>
 
@@ -82,33 +81,7 @@ TEST_CASE("a worker killed with SIGKILL is restarted and service goes on", "[pro
     }
 }
 
-TEST_CASE("SIGHUP reloads while clients keep sending, and no request fails", "[process][reload]") {
-    Portico portico(config_with_body("v1"));
-    std::atomic<bool> stop{false};
-    std::atomic<int> failures{0}, old_answers{0}, new_answers{0};
-    std::thread load([&] {
-        auto deadline = std::chrono::steady_clock::now() + 20s;
-        while (!stop && std::chrono::steady_clock::now() < deadline) {
-            auto response = fetch(portico.port(), "/");
-            if (!response || response->status != 200) ++failures;
-            else if (response->body == "v1") ++old_answers;
-            else if (response->body == "v2") ++new_answers;
-        }
-    });
-    std::this_thread::sleep_for(300ms);
-    portico.rewrite_config(config_with_body("v2"));
-    portico.signal(SIGHUP);
-    REQUIRE(portico.wait_for_log("reloaded"));
-    // Let the old workers drain and exit under load.
-    REQUIRE(portico.wait_for_log("after draining", 2));
-    std::this_thread::sleep_for(300ms);
-    stop = true;
-    load.join();
-    CHECK(failures == 0);
-    CHECK(old_answers > 0);
-    CHECK(new_answers > 0);
-    CHECK(portico.worker_pids().size() == 2);
-}
+// Reloads under load: reload_under_load_test.cpp.
 
 TEST_CASE("SIGHUP with a broken file keeps the old config serving", "[process][reload]") {
     Portico portico(config_with_body("still-v1"));

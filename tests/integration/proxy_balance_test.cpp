@@ -1,7 +1,8 @@
 // Balancing over several upstream servers: round robin, least connections,
 // ip_hash, and passive health (a down server skipped, then back after
-// fail_timeout). One worker, so one balancer sees every request and the
-// counts are exact.
+// fail_timeout; a lone server never skipped; with every server down, the one
+// back first still tried). One worker, so one balancer sees every request and
+// the counts are exact.
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <memory>
@@ -31,6 +32,15 @@ struct Trio {
         return result;
     }
 };
+
+std::string loopback(uint16_t port) { return "127.0.0.1:" + std::to_string(port); }
+
+size_t occurrences(const std::string& text, const std::string& part) {
+    size_t count = 0;
+    for (size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1))
+        ++count;
+    return count;
+}
 
 void fetch_ok(uint16_t port, int times, const std::string& target = "/") {
     for (int i = 0; i < times; ++i) {
@@ -134,7 +144,9 @@ TEST_CASE("a request with a body refused by one server is sent whole to the next
     CHECK(live.request_count() == 4);
 }
 
-TEST_CASE("all servers down: 502 at once and the error log says why", "[proxy]") {
+// Both refuse at once: each request tries them (all down: the one back first,
+// then the other) and still answers 502 within a second, naming both.
+TEST_CASE("all servers refusing: 502 quickly and the error log names each", "[proxy]") {
     std::string first = "127.0.0.1:" + std::to_string(unused_port());
     std::string second = "127.0.0.1:" + std::to_string(unused_port());
     Portico portico(proxy_config({first, second}));
@@ -148,4 +160,77 @@ TEST_CASE("all servers down: 502 at once and the error log says why", "[proxy]")
     INFO(portico.log());
     CHECK(portico.wait_for_log(first, 1, 2s));
     CHECK(portico.wait_for_log(second, 1, 2s));
+}
+
+TEST_CASE("a lone server is never skipped after a failure", "[proxy]") {
+    // The defaults, max_fails = 1 and fail_timeout = 10s, would otherwise
+    // answer 502 without a try for 10 s after one slow request or a restart.
+    uint16_t port = unused_port();
+    uint16_t metrics_port = unused_port();
+    Portico portico(with_metrics(proxy_config({loopback(port)}, "read_timeout = \"300ms\""),
+                                 metrics_port));
+    std::string failure;
+    SECTION("one request past read_timeout") {
+        UpstreamServer upstream(
+            [](const ReceivedRequest& request) {
+                return request.target == "/slow" ? Reply::silence() : answer_ok(request);
+            },
+            port);
+        auto slow = proxy_fetch(portico.port(), get_request("/slow"));
+        REQUIRE(slow);
+        CHECK(slow->status == 504);
+        fetch_ok(portico.port(), 3);
+        failure = "timeout";
+    }
+    SECTION("the app restarting") {
+        auto refused = proxy_fetch(portico.port(), get_request("/"));
+        REQUIRE(refused);
+        CHECK(refused->status == 502);
+        UpstreamServer restarted(answer_ok, port);
+        fetch_ok(portico.port(), 3);
+        failure = "connect";
+    }
+    // Still counted, never marked down.
+    CHECK(upstream_errors(metrics_port, loopback(port), failure) == 1);
+    INFO(portico.log());
+    CHECK(portico.log().find("marked down") == std::string::npos);
+}
+
+TEST_CASE("with every server down, a request still tries the one back first", "[proxy]") {
+    uint16_t first_port = unused_port();
+    uint16_t second_port = unused_port();
+    uint16_t metrics_port = unused_port();
+    // No down period ends during the test.
+    Portico portico(with_metrics(
+        proxy_config({loopback(first_port), loopback(second_port)}, "fail_timeout = \"60s\""),
+        metrics_port));
+    // Both refuse: both tried (the first one first), both marked down.
+    auto refused = proxy_fetch(portico.port(), get_request("/"));
+    REQUIRE(refused);
+    CHECK(refused->status == 502);
+    REQUIRE(portico.wait_for_log("marked down", 2, 2s));
+
+    uint16_t back_port = 0;
+    uint16_t down_port = 0;
+    double down_failures = 0;
+    SECTION("the first one marked down comes back: tried first, and served") {
+        back_port = first_port;
+        down_port = second_port;
+        down_failures = 1;
+    }
+    SECTION("the other comes back: the first one is tried again, then it") {
+        back_port = second_port;
+        down_port = first_port;
+        down_failures = 2;
+    }
+    UpstreamServer revived(answer_ok, back_port);
+    fetch_ok(portico.port(), 5);
+    CHECK(revived.request_count() == 5);
+    // Once the revived one answered it was up again: the other, still down,
+    // was not tried after that.
+    CHECK(upstream_errors(metrics_port, loopback(down_port), "connect") == down_failures);
+    std::string tried_while_down = "every server is marked down; trying";
+    CHECK(portico.wait_for_log(tried_while_down, 1, 2s));
+    INFO(portico.log());
+    CHECK(occurrences(portico.log(), tried_while_down) == 1);
 }

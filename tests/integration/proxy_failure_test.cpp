@@ -42,12 +42,24 @@ TEST_CASE("a malformed upstream response is a 502", "[proxy]") {
     SECTION("a broken status line") {
         garbage = "HTTP/1.1 2x0 OK\r\n\r\n";
     }
+    SECTION("a status of two digits (found by fuzz_response_parser)") {
+        garbage = "HTTP/1.1 20 OK\r\nContent-Length: 0\r\n\r\n";
+    }
+    SECTION("a folded header line (its log line once had no reason: fuzz_response_parser)") {
+        garbage = "HTTP/1.1 200 OK\r\nX-Folded: a\r\n b\r\nContent-Length: 0\r\n\r\n";
+    }
     UpstreamServer upstream([&garbage](const ReceivedRequest&) { return Reply::raw(garbage); });
     Portico portico(proxy_config({upstream.address()}));
     auto response = proxy_fetch(portico.port(), get_request("/"));
     REQUIRE(response);
     INFO(garbage);
     CHECK(response->status == 502);
+    // The worker is still there, and its log line says why.
+    auto next = proxy_fetch(portico.port(), get_request("/"));
+    REQUIRE(next);
+    CHECK(next->status == 502);
+    CHECK(portico.log().find("was killed by signal") == std::string::npos);
+    CHECK(portico.log().find("LOG ERROR") == std::string::npos);
 }
 
 TEST_CASE("a response framed both by Content-Length and chunked is never passed on ambiguous",

@@ -195,7 +195,7 @@ TEST_CASE("an inline proxy = http://host:port upstream works", "[proxy]") {
     CHECK(upstream.last_request().header("host") == upstream.address());
 }
 
-TEST_CASE("a chunked request body and a chunked response pass through", "[proxy]") {
+TEST_CASE("a chunked request body and a chunked response cross the proxy whole", "[proxy]") {
     UpstreamServer upstream([](const ReceivedRequest& request) {
         return Reply::chunked({"[", request.body, "]"}, 0ms);
     });
@@ -390,4 +390,29 @@ TEST_CASE("interim 1xx responses from the upstream do not end the exchange", "[p
         CHECK(response->status == 200);
         CHECK(response->body == "ok " + target);
     }
+}
+
+// RFC 9112 5.1: whitespace between a field name and its colon is a 400, never
+// forwarded (an app that trims it and a proxy that does not disagree on the
+// header: a request-smuggling lever).
+TEST_CASE("whitespace before a header's colon is 400 and never reaches the upstream", "[proxy][bad-input]") {
+    UpstreamServer upstream;
+    Portico portico(proxy_config({upstream.address()}));
+    for (std::string field : {"X-Bad : 1", "X-Bad\t: 1", "Content-Length : 0", "X-Bad  \t : 1"}) {
+        INFO(field);
+        Client client(portico.port());
+        client.send("GET /p HTTP/1.1\r\nHost: front.example\r\n" + field + "\r\n\r\n");
+        auto response = client.read_response();
+        REQUIRE(response);
+        CHECK(response->status == 400);
+        CHECK(response->header("connection") == "close");
+        CHECK(client.closed_by_server());
+        // The next client is served as usual.
+        auto next = proxy_fetch(portico.port(), get_request("/next"));
+        REQUIRE(next);
+        CHECK(next->status == 200);
+    }
+    // Only the good requests went upstream.
+    for (const ReceivedRequest& request : upstream.requests()) CHECK(request.target == "/next");
+    CHECK(upstream.request_count() == 4);
 }

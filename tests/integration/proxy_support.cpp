@@ -37,10 +37,16 @@ bool ResponseReader::fill(Deadline deadline) {
     if (eof_) return false;
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
     if (left.count() <= 0) return false;
-    pollfd pfd{fd_, POLLIN, 0};
-    if (::poll(&pfd, 1, static_cast<int>(left.count())) <= 0) return false;
     char chunk[65536];
-    ssize_t n = ::recv(fd_, chunk, sizeof chunk, 0);
+    ssize_t n;
+    if (source_) {
+        n = source_->read_some(chunk, sizeof chunk, static_cast<int>(left.count()));
+        if (n < 0) return false;
+    } else {
+        pollfd pfd{fd_, POLLIN, 0};
+        if (::poll(&pfd, 1, static_cast<int>(left.count())) <= 0) return false;
+        n = ::recv(fd_, chunk, sizeof chunk, 0);
+    }
     if (n <= 0) {
         eof_ = true;
         return false;
@@ -189,6 +195,12 @@ double metric(uint16_t metrics_port, const std::string& series) {
             line[series.size()] == ' ')
             return std::strtod(line.c_str() + series.size() + 1, nullptr);
     return -1;
+}
+
+double upstream_errors(uint16_t metrics_port, const std::string& server_address,
+                       const std::string& kind) {
+    return metric(metrics_port, "portico_upstream_errors_total{upstream=\"app\",server=\"" +
+                                    server_address + "\",kind=\"" + kind + "\"}");
 }
 
 FullListener::FullListener() {

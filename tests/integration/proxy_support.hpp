@@ -30,9 +30,19 @@ std::string proxy_config(const std::vector<std::string>& servers,
 std::string get_request(const std::string& target, const std::string& extra = "",
                         const std::string& host = "front.example");
 
+// Where a ResponseReader's bytes come from when they are not a plain
+// socket's (a TLS client): up to `size` bytes, 0 at the end of the stream,
+// -1 when nothing came within timeout_ms.
+class ByteSource {
+public:
+    virtual ~ByteSource() = default;
+    virtual ssize_t read_some(char* buffer, size_t size, int timeout_ms) = 0;
+};
+
 class ResponseReader {
 public:
     explicit ResponseReader(int fd) : fd_(fd) {}
+    explicit ResponseReader(ByteSource& source) : source_(&source) {}
 
     // One whole response, body decoded; nullopt when it did not arrive
     // complete (timeout, or the connection ended first).
@@ -57,7 +67,8 @@ private:
     bool fill(Deadline deadline);
     std::optional<std::string> read_chunked(Deadline deadline);
 
-    int fd_;
+    int fd_ = -1;
+    ByteSource* source_ = nullptr;
     std::string buffer_;
     bool eof_ = false;
     std::string framing_;
@@ -72,6 +83,11 @@ std::string with_metrics(const std::string& config, uint16_t metrics_port);
 // The value of one series, written as on /metrics ("name" or
 // "name{labels}"); -1 when absent or unreadable.
 double metric(uint16_t metrics_port, const std::string& series);
+
+// portico_upstream_errors_total of one server of proxy_config's upstream
+// "app", by kind (connect, timeout, reset, bad_response).
+double upstream_errors(uint16_t metrics_port, const std::string& server_address,
+                       const std::string& kind);
 
 // A loopback port nothing listens on (bound, then closed).
 uint16_t unused_port();

@@ -20,25 +20,13 @@
 
 #include "core/http_date.hpp"
 #include "harness.hpp"
+#include "static_site.hpp"
 
 using namespace portico::test;
 
 namespace {
 
 namespace fs = std::filesystem;
-
-// The site lives in a temp folder of its own, filled before portico starts
-// (the config loader checks that `root` is a readable directory). The root
-// is SITE/www; everything else in SITE lies outside it.
-struct Site {
-    TempDir dir;
-    Site() { fs::create_directories(root()); }
-    std::string root() const { return dir.path() + "/www"; }
-    // Writes www/relative; returns the full path.
-    std::string write(const std::string& relative, const std::string& content) const {
-        return dir.write("www/" + relative, content);
-    }
-};
 
 // One location prefix "/" with root = SITE/www; `location_extra` adds keys to
 // it, `before_locations` adds top-level tables (e.g. [mime]).
@@ -74,9 +62,10 @@ std::string hex(uint64_t value) {
     return text;
 }
 
-// The documented ETag: "\"<mtime hex>-<size hex>\"".
+// The documented ETag: "\"<mtime seconds hex>.<nanoseconds hex>-<size hex>\""
+// (set_mtime leaves the nanoseconds at 0).
 std::string expected_etag(time_t mtime, size_t size) {
-    return "\"" + hex(static_cast<uint64_t>(mtime)) + "-" + hex(size) + "\"";
+    return "\"" + hex(static_cast<uint64_t>(mtime)) + ".0-" + hex(size) + "\"";
 }
 
 bool starts_with(const std::string& text, const std::string& prefix) {

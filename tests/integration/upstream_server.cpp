@@ -445,23 +445,23 @@ private:
 
 // --- the server -----------------------------------------------------------
 
-UpstreamServer::UpstreamServer(Behaviour behaviour, uint16_t port)
-    : behaviour_(std::move(behaviour)) {
+UpstreamServer::UpstreamServer(Behaviour behaviour, uint16_t port, std::string ip)
+    : ip_(std::move(ip)), behaviour_(std::move(behaviour)) {
     listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     int on = 1;
     ::setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
     sockaddr_in address{};
     address.sin_family = AF_INET;
     address.sin_port = htons(port);
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     socklen_t length = sizeof address;
-    if (::bind(listen_fd_, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 ||
+    if (inet_pton(AF_INET, ip_.c_str(), &address.sin_addr) != 1 ||
+        ::bind(listen_fd_, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 ||
         ::listen(listen_fd_, 512) != 0 ||
         ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
         std::string why = std::strerror(errno);
         ::close(listen_fd_);
-        throw std::runtime_error("upstream server cannot listen on port " + std::to_string(port) +
-                                 ": " + why);
+        throw std::runtime_error("upstream server cannot listen on " + ip_ + ":" +
+                                 std::to_string(port) + ": " + why);
     }
     port_ = ntohs(address.sin_port);
     stop_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -483,7 +483,7 @@ UpstreamServer::~UpstreamServer() {
 }
 
 std::string UpstreamServer::address() const {
-    return "127.0.0.1:" + std::to_string(port_);
+    return ip_ + ":" + std::to_string(port_);
 }
 
 void UpstreamServer::accept_loop() {
@@ -498,7 +498,7 @@ void UpstreamServer::accept_loop() {
         if (fd < 0) continue;
         int on = 1;
         // Each scripted write leaves at once: the streaming tests time the chunks.
-        ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
+        if (nodelay_) ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
         std::lock_guard lock(mutex_);
         ConnectionRecord record;
         record.peer_port = ntohs(peer.sin_port);
@@ -531,6 +531,8 @@ void UpstreamServer::set_behaviour(Behaviour behaviour) {
     std::lock_guard lock(mutex_);
     behaviour_ = std::move(behaviour);
 }
+
+void UpstreamServer::keep_nagle() { nodelay_ = false; }
 
 void UpstreamServer::set_idle_close(std::chrono::milliseconds after) {
     idle_close_ms_ = after.count();

@@ -109,19 +109,26 @@ struct ConnectionRecord {
 class UpstreamServer {
 public:
     // Port 0 takes an ephemeral port; another port (a server coming back up)
-    // is bound with SO_REUSEADDR. Throws when it cannot listen.
-    explicit UpstreamServer(Behaviour behaviour = answer_ok, uint16_t port = 0);
+    // is bound with SO_REUSEADDR. Any 127.x.y.z works on Linux without
+    // setup: the resolve tests put a name's addresses there. Throws when it
+    // cannot listen.
+    explicit UpstreamServer(Behaviour behaviour = answer_ok, uint16_t port = 0,
+                            std::string ip = "127.0.0.1");
     ~UpstreamServer();
     UpstreamServer(const UpstreamServer&) = delete;
     UpstreamServer& operator=(const UpstreamServer&) = delete;
 
     uint16_t port() const { return port_; }
-    std::string address() const;  // "127.0.0.1:PORT"
+    std::string address() const;  // "IP:PORT"
 
     void set_behaviour(Behaviour behaviour);
     // Closes a connection that has been idle this long after a reply (or
     // its accept), like Node's keepAliveTimeout; 0 = never.
     void set_idle_close(std::chrono::milliseconds after);
+    // Connections accepted from now on keep Nagle's algorithm (no
+    // TCP_NODELAY), like an upstream that never turns it off (the JDK's
+    // HttpServer): a small write waits for the ACK of the previous one.
+    void keep_nagle();
     // Lets every wait_release() step, now and later, go on.
     void release_held();
 
@@ -147,11 +154,13 @@ private:
     void record_request(ReceivedRequest request);
     void update_connection(size_t index, const std::function<void(ConnectionRecord&)>& change);
 
+    std::string ip_;
     int listen_fd_ = -1;
     int stop_fd_ = -1;  // an eventfd, readable once the server stops
     uint16_t port_ = 0;
     std::atomic<bool> released_{false};
     std::atomic<int64_t> idle_close_ms_{0};
+    std::atomic<bool> nodelay_{true};
 
     mutable std::mutex mutex_;
     Behaviour behaviour_;

@@ -13,13 +13,17 @@
 #include <thread>
 #include <vector>
 
+#include "cli/compare_table.hpp"
 #include "cli/stats_command.hpp"
 #include "config/config.hpp"
+#include "metrics/compare.hpp"
 #include "metrics/render.hpp"
+#include "metrics/saved_snapshots.hpp"
 #include "metrics/shared_counters.hpp"
 
 using namespace portico::metrics;
 using nlohmann::json;
+using portico::cli::render_compare_table;
 using portico::cli::render_stats_table;
 using portico::cli::run_stats_command;
 
@@ -150,7 +154,7 @@ TEST_CASE("stats: numbers from /stats land in their columns", "[stats]") {
     CHECK(root[c3xx] == "0");
     CHECK(root[c4xx] == "1");
     CHECK(root[c5xx] == "1");
-    const json& location = current["locations"][0];
+    const json& location = current["locations"][1];  // after "-"
     check_ms(root[rt50], location["request_duration"]["p50"]);
     check_ms(root[rt99], location["request_duration"]["p99"]);
     check_ms(root[urt50], location["upstream_duration"]["p50"]);
@@ -197,6 +201,55 @@ TEST_CASE("stats: numbers from /stats land in their columns", "[stats]") {
     CHECK(second[5] == "-");  // reuse of no requests
     CHECK(second[7] == "-");  // never connected: no connect time
     CHECK(table.find("1 (timeout 1)\n") != std::string::npos);
+}
+
+TEST_CASE("stats: TLS handshakes by result and their time, under the summary", "[stats]") {
+    Portico portico;
+    std::string before = render_stats_table(json(), portico.stats(), 0.0);
+    INFO(before);
+    CHECK(before.find("\ntls handshakes 0 full, 0 resumed, 0 failed;  "
+                      "handshake ms p50 -, p99 -\n") != std::string::npos);
+
+    portico.worker->tls_handshake_finished(TlsHandshake::full, 2 * ms);
+    portico.worker->tls_handshake_finished(TlsHandshake::full, 2 * ms);
+    portico.worker->tls_handshake_finished(TlsHandshake::resumed, 1 * ms);
+    portico.worker->tls_handshake_finished(TlsHandshake::failed, 0);
+    json current = portico.stats();
+    std::string table = render_stats_table(json(), current, 0.0);
+    INFO(table);
+    std::vector<std::string> tls = row(table, "tls");
+    // tls handshakes 2 full, 1 resumed, 1 failed; handshake ms p50 X, p99 Y
+    REQUIRE(tls.size() == 14);
+    CHECK(tls[2] == "2");
+    CHECK(tls[4] == "1");
+    CHECK(tls[6] == "1");
+    const json& time = current["totals"]["tls_handshake_time"];
+    CHECK(time["count"] == 3);
+    check_ms(tls[11].substr(0, tls[11].size() - 1), time["p50"]);  // "1.83,"
+    check_ms(tls[13], time["p99"]);
+}
+
+TEST_CASE("stats: requests without a location, and the upstream queues", "[stats]") {
+    Portico portico;
+    portico.worker->request_finished(-1, from_file(404, 150));
+    portico.worker->request_finished(-1, from_file(400, 150));
+    portico.worker->request_finished(0, proxied(503, 5 * ms, 0));
+    portico.worker->upstream_queue_changed(0, 2);
+    portico.worker->upstream_queue_timed_out(0);
+
+    std::string table = render_stats_table(json(), portico.stats(), 0.0);
+    INFO(table);
+    std::vector<std::string> none = row(table, "-");
+    REQUIRE(none.size() == 15);
+    CHECK(none[requests] == "2");
+    CHECK(none[c4xx] == "2");
+    CHECK(row(table, "total")[requests] == "3");  // "-" is in the totals
+
+    size_t queues = table.find("upstream  queued  queue 503s\n");
+    REQUIRE(queues != std::string::npos);
+    size_t line = table.find('\n', queues) + 1;
+    CHECK(words(table.substr(line, table.find('\n', line) - line)) ==
+          std::vector<std::string>{"app", "2", "1"});
 }
 
 TEST_CASE("stats: req/s is the request delta over the interval", "[stats]") {
@@ -383,4 +436,92 @@ TEST_CASE("stats command: errors speak to the operator", "[stats]") {
     CHECK(run_stats({"--watch", "soon"}).code == 2);
     CHECK(run_stats({"--bogus"}).code == 2);
     CHECK(run_stats({"--help"}).out.find("usage: portico stats") != std::string::npos);
+}
+
+namespace {
+
+// The A/B comparison of two runs of the miniature portico, as
+// GET /stats/compare renders it: "proxy" (3 proxied requests in 10 s), then
+// a reset and "static" (4 from disk, 1 proxied 502, in 4 s).
+std::string comparison_document() {
+    Portico portico;
+    SavedSnapshots snapshots(0);
+    for (int i = 0; i < 3; ++i) portico.worker->request_finished(0, proxied(200, 2 * ms, ms));
+    snapshots.save("proxy", portico.counters->snapshot(), 10'000 * ms, 0);
+    portico.counters->reset();
+    snapshots.counters_reset(20'000 * ms);
+    for (int i = 0; i < 4; ++i) portico.worker->request_finished(1, from_file(200, 10));
+    portico.worker->request_finished(0, proxied(502, 3 * ms, 2 * ms));
+    snapshots.save("static", portico.counters->snapshot(), 24'000 * ms, 0);
+    return render_compare_json(compare(*snapshots.find("proxy"), *snapshots.find("static")));
+}
+
+// The last three cells (A, B, B / A) of the `index`-th row of the block
+// that starts with `name`: measure labels hold spaces, numbers do not.
+std::vector<std::string> figures(const std::string& table, const std::string& name,
+                                 size_t index) {
+    std::istringstream in(table);
+    std::vector<std::string> lines;
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    for (size_t i = 0; i < lines.size(); ++i) {
+        if (words(lines[i]).empty() || words(lines[i])[0] != name) continue;
+        REQUIRE(i + index < lines.size());
+        std::vector<std::string> cells = words(lines[i + index]);
+        REQUIRE(cells.size() >= 3);
+        return {cells.end() - 3, cells.end()};
+    }
+    FAIL("no block for '" << name << "' in:\n" << table);
+    return {};
+}
+
+}  // namespace
+
+TEST_CASE("stats --compare: each location's measures side by side, with B / A", "[stats]") {
+    std::string table = render_compare_table(json::parse(comparison_document()));
+    INFO(table);
+    CHECK(table.rfind("A  proxy  taken 1970-01-01T00:00:00Z, 3 requests in 10.0 s since the "
+                      "reset (or start)\nB  static  taken",
+                      0) == 0);
+    CHECK(table.find("location  measure ") != std::string::npos);
+    // Rows: requests, req/s, 5xx, rt p50, rt p99, ovh p50, ovh p99.
+    CHECK(figures(table, "/", 0) == std::vector<std::string>{"3", "1", "0.33x"});
+    CHECK(figures(table, "/", 1) == std::vector<std::string>{"0.3", "0.2", "0.83x"});
+    CHECK(figures(table, "/", 2) == std::vector<std::string>{"0", "1", "-"});
+    CHECK(figures(table, "assets", 0) == std::vector<std::string>{"0", "4", "-"});
+    CHECK(figures(table, "assets", 1) == std::vector<std::string>{"0.0", "1.0", "-"});
+    std::vector<std::string> no_time = figures(table, "assets", 3);
+    CHECK(no_time[0] == "-");  // rt p50 of no requests
+    CHECK(figures(table, "assets", 5) == std::vector<std::string>{"-", "-", "-"});  // from disk
+    CHECK(figures(table, "total", 0) == std::vector<std::string>{"3", "5", "1.67x"});
+    CHECK(figures(table, "total", 1) == std::vector<std::string>{"0.3", "1.2", "4.17x"});
+    CHECK_NOTHROW(render_compare_table(json::object()));
+    CHECK_NOTHROW(render_compare_table(json::parse(R"({"measures":[{"key":1}],"locations":7})")));
+}
+
+TEST_CASE("stats command: --compare asks /stats/compare and prints the table", "[stats]") {
+    std::string body = comparison_document();
+    SECTION("found") {
+        OneShotServer server("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                             "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body);
+        Run run = run_stats({"--url", server.url(), "--compare", "proxy", "static"});
+        CHECK(run.code == 0);
+        CHECK(run.err.empty());
+        CHECK(server.request().rfind("GET /stats/compare?a=proxy&b=static HTTP/1.1\r\n", 0) == 0);
+        CHECK(figures(run.out, "total", 0) == std::vector<std::string>{"3", "5", "1.67x"});
+    }
+    SECTION("an unknown snapshot: portico's own words") {
+        std::string said = "404 Not Found: no snapshot named 'ghost' (saved: proxy)\n";
+        OneShotServer server("HTTP/1.1 404 Not Found\r\nContent-Length: " +
+                             std::to_string(said.size()) + "\r\n\r\n" + said);
+        Run run = run_stats({"--url", server.url(), "--compare", "proxy", "ghost"});
+        CHECK(run.code == 1);
+        CHECK(run.err == "portico stats: " + server.url() +
+                             "/stats/compare?a=proxy&b=ghost answered 404 Not Found: no snapshot "
+                             "named 'ghost' (saved: proxy)\n");
+    }
+    CHECK(run_stats({"--compare", "a b", "c"}).code == 2);
+    CHECK(run_stats({"--compare", "a", "c&d=e"}).err.find("snapshot name 'c&d=e'") !=
+          std::string::npos);
+    CHECK(run_stats({"--compare", "a"}).code == 2);
+    CHECK(run_stats({"--compare", "a", "b", "--watch", "1s"}).code == 2);
 }

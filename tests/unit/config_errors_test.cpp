@@ -137,6 +137,16 @@ const BrokenConfig broken_configs[] = {
      "listen = [\"127.0.0.1:0\"]\n"
      "server_header = \"a\\r\\nX-Evil: 1\"\n",
      "3:17", "server.server_header: expected a header value without line breaks"},
+    {"a user that does not exist",
+     "[server]\n"
+     "listen = [\"127.0.0.1:0\"]\n"
+     "user = \"no-such-user-portico\"\n",
+     "3:8", "server.user: no such user 'no-such-user-portico'"},
+    {"an empty user name",
+     "[server]\n"
+     "listen = [\"127.0.0.1:0\"]\n"
+     "user = \"\"\n",
+     "3:8", "server.user: expected a user name"},
     {"log level",
      "[server]\n"
      "listen = [\"127.0.0.1:0\"]\n"
@@ -208,12 +218,34 @@ const BrokenConfig broken_configs[] = {
      "servers = [\"127.0.0.1:3000\"]\n"
      "max_connections = -5\n",
      "5:19", "upstream.app.max_connections: expected a value in 0..4294967295, got -5"},
+    {"upstream server written as a URL",
+     "[server]\n"
+     "listen = [\"127.0.0.1:0\"]\n"
+     "[upstream.app]\n"
+     "servers = [\"http://127.0.0.1:3000\"]\n",
+     "4:12",
+     "upstream.app.servers: \"http://127.0.0.1:3000\": expected \"host:port\", not a URL: "
+     "without \"http://\""},
     {"upstream server that does not resolve",
      "[server]\n"
      "listen = [\"127.0.0.1:0\"]\n"
      "[upstream.app]\n"
      "servers = [\"no-such-host.invalid:3000\"]\n",
      "4:12", "cannot resolve host 'no-such-host.invalid'"},
+    {"upstream resolve too often",
+     "[server]\n"
+     "listen = [\"127.0.0.1:0\"]\n"
+     "[upstream.app]\n"
+     "servers = [\"app:3000\"]\n"
+     "resolve = \"10ms\"\n",
+     "5:11", "upstream.app.resolve: expected \"0s\" (resolve at load only) or at least \"100ms\""},
+    {"upstream server with resolve that is not a host name",
+     "[server]\n"
+     "listen = [\"127.0.0.1:0\"]\n"
+     "[upstream.app]\n"
+     "resolve = \"10s\"\n"
+     "servers = [\"app/v1:3000\"]\n",
+     "5:12", "'app/v1' is not a host name"},
     {"[location] instead of [[location]]",
      "[server]\n"
      "listen = [\"127.0.0.1:0\"]\n"
@@ -251,6 +283,14 @@ const BrokenConfig broken_configs[] = {
      "regex = '\\.(css|js$'\n"
      "respond = { status = 204 }\n",
      "4:9", "regex: \"\\\\.(css|js$\" is not a valid RE2 regular expression: missing )"},
+    {"a location named \"-\", the label of requests without one",
+     "[server]\n"
+     "listen = [\"127.0.0.1:0\"]\n"
+     "[[location]]\n"
+     "prefix = \"/\"\n"
+     "name = \"-\"\n"
+     "respond = { status = 204 }\n",
+     "5:8", "the name \"-\" is kept for requests that match no location"},
     {"stop_regex on an exact location",
      "[server]\n"
      "listen = [\"127.0.0.1:0\"]\n"

@@ -2,6 +2,7 @@
 // files and directories.
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -224,6 +225,7 @@ TEST_CASE("the spec's example config reads into the documented values", "[config
     CHECK(app.send_timeout == 60s);
     CHECK(app.max_fails == 1);
     CHECK(app.fail_timeout == 10s);
+    CHECK(app.resolve == 0ms);
 
     REQUIRE(config.locations.size() == 2);
     const LocationConfig& root_location = config.locations[0];
@@ -349,6 +351,23 @@ TEST_CASE("a config with only [server].listen takes every default", "[config]") 
     CHECK(config.locations.empty());
 }
 
+TEST_CASE("user names a system user, read into its uid and own group", "[config]") {
+    // nobody exists on every Debian system; its ids vary elsewhere.
+    const struct passwd* nobody = getpwnam("nobody");
+    REQUIRE(nobody);
+    LoadResult result = parse_config(
+        "[server]\nlisten = [\"127.0.0.1:0\"]\nuser = \"nobody\"\n", "/tmp/x/p.toml");
+    REQUIRE(result.config);
+    REQUIRE(result.config->server.user);
+    CHECK(result.config->server.user->name == "nobody");
+    CHECK(result.config->server.user->uid == nobody->pw_uid);
+    CHECK(result.config->server.user->gid == nobody->pw_gid);
+
+    LoadResult without = parse_config("[server]\nlisten = [\"127.0.0.1:0\"]\n", "/tmp/x/p.toml");
+    REQUIRE(without.config);
+    CHECK_FALSE(without.config->server.user);
+}
+
 TEST_CASE("load_config_file reads the file and records its path", "[config]") {
     TempDir dir;
     std::string path = dir.write("portico.toml", "[server]\nlisten = [\"127.0.0.1:0\"]\n");
@@ -410,4 +429,51 @@ TEST_CASE("a proxy URL without a port goes to port 80", "[config]") {
     CHECK(upstream.servers[0].text == "127.0.0.1:80");
     const auto& sin = reinterpret_cast<const sockaddr_in&>(upstream.servers[0].storage);
     CHECK(ntohs(sin.sin_port) == 80);
+}
+
+TEST_CASE("keepalive defaults to max_connections when only that is set", "[config]") {
+    auto upstream_with = [](const std::string& options) {
+        LoadResult result = parse_config(
+            "[server]\nlisten = [\"127.0.0.1:0\"]\n[upstream.app]\n"
+            "servers = [\"127.0.0.1:3000\"]\n" + options,
+            "/tmp/x/p.toml");
+        REQUIRE(result.config);
+        REQUIRE(result.config->upstreams.size() == 1);
+        return result.config->upstreams[0];
+    };
+    // Above 32, the old default closed, under load, connections the next
+    // burst had to reopen.
+    CHECK(upstream_with("max_connections = 64\n").keepalive == 64);
+    CHECK(upstream_with("max_connections = 8\n").keepalive == 8);
+    // Without a limit, the plain default; an explicit keepalive always wins.
+    CHECK(upstream_with("").keepalive == 32);
+    CHECK(upstream_with("max_connections = 64\nkeepalive = 16\n").keepalive == 16);
+    CHECK(upstream_with("keepalive = 0\nmax_connections = 64\n").keepalive == 0);
+}
+
+TEST_CASE("with resolve, host names are left to the workers and IP literals stay", "[config]") {
+    // A Compose or Kubernetes config validates anywhere: the names are not
+    // looked up at load.
+    LoadResult result = parse_config(
+        "[server]\nlisten = [\"127.0.0.1:0\"]\n[upstream.app]\n"
+        "servers = [\"app.invalid:3000\", \"127.0.0.1:3001\"]\nresolve = \"10s\"\n",
+        "/tmp/x/p.toml");
+    REQUIRE(result.errors.empty());
+    const UpstreamConfig& upstream = result.config->upstreams[0];
+    CHECK(upstream.resolve == 10s);
+    REQUIRE(upstream.servers.size() == 2);
+    CHECK(upstream.servers[0].resolved_by_workers());
+    CHECK(upstream.servers[0].host == "app.invalid");
+    CHECK(upstream.servers[0].port == 3000);
+    CHECK_FALSE(upstream.servers[1].resolved_by_workers());
+    CHECK(upstream.servers[1].length == sizeof(sockaddr_in));
+
+    // Without resolve, a name is looked up at load, as before.
+    LoadResult at_load = parse_config(
+        "[server]\nlisten = [\"127.0.0.1:0\"]\n[upstream.app]\n"
+        "servers = [\"localhost:3000\"]\nresolve = \"0s\"\n",
+        "/tmp/x/p.toml");
+    REQUIRE(at_load.config);
+    CHECK_FALSE(at_load.config->upstreams[0].servers[0].resolved_by_workers());
+    CHECK(at_load.config->upstreams[0].servers[0].length > 0);
 }

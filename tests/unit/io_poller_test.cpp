@@ -2,7 +2,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <memory>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
@@ -131,4 +133,35 @@ TEST_CASE("io poller: a peer that hangs up is reported as the events asked for")
     CHECK(recorder.last_events == io_readable);
     char byte;
     CHECK(::read(pair.fds[0], &byte, 1) == 0);  // the read sees the end
+}
+
+TEST_CASE("io poller: a watcher marked run_first is told before the rest of its batch") {
+    // Each watcher appends its number to `order` when told.
+    struct Numbered {
+        IoWatcher watcher;
+        int number = 0;
+        std::vector<int>* order = nullptr;
+        static void on_event(void* self, int) {
+            auto* numbered = static_cast<Numbered*>(self);
+            numbered->order->push_back(numbered->number);
+        }
+    };
+    Loop loop;
+    std::vector<int> order;
+    SocketPair pairs[5];
+    Numbered watchers[5];
+    // Watcher 4 is made ready last, so epoll's own order puts it last.
+    for (int i = 0; i < 5; ++i) {
+        watchers[i].number = i;
+        watchers[i].order = &order;
+        watchers[i].watcher.init(*loop.poller, pairs[i].fds[0], &watchers[i], Numbered::on_event);
+        if (i == 4) watchers[i].watcher.run_first();
+        REQUIRE(watchers[i].watcher.watch(io_readable));
+        REQUIRE(::write(pairs[i].fds[1], "x", 1) == 1);
+    }
+    loop.turn();
+    REQUIRE(order.size() == 5);
+    CHECK(order.front() == 4);
+    // Told once each: the first-run watcher is not told again with the rest.
+    CHECK(std::count(order.begin(), order.end(), 4) == 1);
 }

@@ -156,10 +156,10 @@ TEST_CASE("combined: nginx's fields, then the timings, location and worker", "[a
     std::string line = line_of(proxied_record(), AccessFormat::combined);
     CHECK(line ==
           "203.0.113.7 - - [29/Nov/2026:22:00:00 +0000] \"GET /p HTTP/1.1\" 200 123 "
-          "\"referer\" \"ua\" rt=0.000123 urt=0.000100 uct=0.000020 loc=\"assets\" w=0");
+          "\"referer\" \"ua\" rt=0.000123 urt=0.000100 uct=0.000020 loc=\"assets\" w=0 tls=-");
 
     std::vector<std::string> fields = combined_fields(line);
-    REQUIRE(fields.size() == 14);
+    REQUIRE(fields.size() == 15);
     CHECK(fields[0] == "203.0.113.7");
     CHECK(fields[3] == "29/Nov/2026:22:00:00 +0000");
     CHECK(fields[4] == "GET /p HTTP/1.1");
@@ -170,13 +170,42 @@ TEST_CASE("combined: nginx's fields, then the timings, location and worker", "[a
     CHECK(fields[9] == "rt=0.000123");
     CHECK(fields[12] == "loc=assets");
     CHECK(fields[13] == "w=0");
+    CHECK(fields[14] == "tls=-");  // cleartext
+}
+
+TEST_CASE("combined and json: the TLS protocol and cipher of a request over TLS",
+          "[access-log]") {
+    use_utc();
+    AccessRecord record = proxied_record();
+    record.tls_protocol = "TLSv1.3";
+    record.tls_cipher = "TLS_AES_128_GCM_SHA256";
+    std::string line = line_of(record, AccessFormat::combined);
+    CHECK(line ==
+          "203.0.113.7 - - [29/Nov/2026:22:00:00 +0000] \"GET /p HTTP/1.1\" 200 123 "
+          "\"referer\" \"ua\" rt=0.000123 urt=0.000100 uct=0.000020 loc=\"assets\" w=0 "
+          "tls=TLSv1.3/TLS_AES_128_GCM_SHA256");
+    std::vector<std::string> fields = combined_fields(line);
+    REQUIRE(fields.size() == 15);
+    CHECK(fields[14] == "tls=TLSv1.3/TLS_AES_128_GCM_SHA256");
+
+    nlohmann::json json = nlohmann::json::parse(line_of(record, AccessFormat::json));
+    CHECK(json["tls_protocol"] == "TLSv1.3");
+    CHECK(json["tls_cipher"] == "TLS_AES_128_GCM_SHA256");
+    CHECK(json.size() == 17);
+
+    // Escaped like the quoted fields, though OpenSSL's names need none.
+    record.tls_protocol = "TLSv\"9\"";
+    record.tls_cipher = "";
+    fields = combined_fields(line_of(record, AccessFormat::combined));
+    REQUIRE(fields.size() == 15);
+    CHECK(fields[14] == "tls=TLSv\\x229\\x22/-");
 }
 
 TEST_CASE("combined: '-' for what a request did not have", "[access-log]") {
     use_utc();
     std::vector<std::string> fields =
         combined_fields(line_of(static_record(), AccessFormat::combined));
-    REQUIRE(fields.size() == 14);
+    REQUIRE(fields.size() == 15);
     CHECK(fields[0] == "::1");
     CHECK(fields[4] == "HEAD /index.html HTTP/1.0");
     CHECK(fields[5] == "304");
@@ -188,6 +217,7 @@ TEST_CASE("combined: '-' for what a request did not have", "[access-log]") {
     CHECK(fields[11] == "uct=-");
     CHECK(fields[12] == "loc=-");
     CHECK(fields[13] == "w=3");
+    CHECK(fields[14] == "tls=-");
 
     AccessRecord reused = proxied_record();
     reused.connect_ns = 0;  // a pooled connection: no connect happened
@@ -240,7 +270,9 @@ TEST_CASE("json: one object per line with the same fields, null where there is n
     CHECK(json["urt"].get<double>() == Approx(0.0001));
     CHECK(json["uct"].get<double>() == Approx(0.00002));
     CHECK(json["upstream"] == "127.0.0.1:3000");
-    CHECK(json.size() == 15);
+    CHECK(json["tls_protocol"].is_null());  // cleartext
+    CHECK(json["tls_cipher"].is_null());
+    CHECK(json.size() == 17);
 
     json = nlohmann::json::parse(line_of(static_record(), AccessFormat::json));
     CHECK(json["protocol"] == "HTTP/1.0");
@@ -336,7 +368,7 @@ TEST_CASE("a burst beyond the queue drops old lines, never blocks, never tears o
     int torn = 0, out_of_order = 0, previous = -1;
     for (const std::string& line : lines) {
         std::vector<std::string> fields = combined_fields(line);
-        if (fields.size() != 14 || fields[13] != "w=3") {
+        if (fields.size() != 15 || fields[13] != "w=3") {
             ++torn;
             continue;
         }
@@ -380,7 +412,7 @@ TEST_CASE("a stalled writer: log() does not wait, the oldest queued lines go", "
     int lines = 0, torn = 0, out_of_order = 0, previous = -1;
     for (std::string line; std::getline(in, line); ++lines) {
         std::vector<std::string> fields = combined_fields(line);
-        if (fields.size() != 14) {
+        if (fields.size() != 15) {
             ++torn;
             continue;
         }

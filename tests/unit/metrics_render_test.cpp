@@ -1,4 +1,5 @@
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <cstdint>
 #include <sstream>
 #include <string>
@@ -40,13 +41,17 @@ Snapshot sample_snapshot() {
     server.errors[static_cast<size_t>(UpstreamError::timeout)] = 1;
     server.connect_time = histogram_of({200'000});
     snapshot.servers.push_back(server);
+    snapshot.upstreams.push_back({.name = "app", .queued = 2, .queue_timeouts = 5});
+    snapshot.tls_handshakes = {3, 1, 2};  // full, resumed, failed
+    snapshot.tls_handshake_time = histogram_of({2 * ms, 3 * ms, 4 * ms, 1 * ms});
     snapshot.workers.push_back({.slot = 0,
                                 .worker = 0,
                                 .pid = 42,
                                 .live = true,
                                 .connections_accepted = 7,
                                 .connections_active = 2,
-                                .requests = 4});
+                                .requests = 4,
+                                .tls_handshakes = {3, 1, 2}});
     return snapshot;
 }
 
@@ -132,6 +137,10 @@ TEST_CASE("every series the spec names has HELP and TYPE", "[metrics]") {
         {"portico_worker_restarts_total", "counter"},
         {"portico_config_reloads_total", "counter"},
         {"portico_upstream_connect_seconds", "histogram"},
+        {"portico_upstream_queued", "gauge"},
+        {"portico_upstream_queue_timeouts_total", "counter"},
+        {"portico_tls_handshakes_total", "counter"},
+        {"portico_tls_handshake_seconds", "histogram"},
     };
     for (const auto& [name, type] : families) {
         INFO(name);
@@ -140,6 +149,9 @@ TEST_CASE("every series the spec names has HELP and TYPE", "[metrics]") {
     }
     CHECK(text.find("portico_upstream_errors_total{upstream=\"app\",server=\"127.0.0.1:3000\","
                     "kind=\"timeout\"} 1\n") != std::string::npos);
+    CHECK(text.find("portico_upstream_queued{upstream=\"app\"} 2\n") != std::string::npos);
+    CHECK(text.find("portico_upstream_queue_timeouts_total{upstream=\"app\"} 5\n") !=
+          std::string::npos);
     CHECK(text.find("portico_config_reloads_total{result=\"ok\"} 1\n") != std::string::npos);
     CHECK(text.find("portico_config_reloads_total{result=\"failed\"} 0\n") != std::string::npos);
 }
@@ -154,10 +166,55 @@ TEST_CASE("JSON carries totals, workers, locations, servers and percentiles", "[
     CHECK(json.find("\"codes\":{\"200\":3,\"2xx\":1}") != std::string::npos);
     // One 1 ms value in (750 us, 1 ms]: percentiles interpolate inside the bucket.
     CHECK(json.find("\"upstream_duration\":{\"count\":1,\"sum\":0.001,\"p50\":0.000875,"
-                    "\"p90\":0.000975,\"p99\":0.0009975,\"max\":0.001}") != std::string::npos);
+                    "\"p90\":0.000975,\"p99\":0.0009975,\"max\":0.001,") != std::string::npos);
     CHECK(json.find("\"workers\":[{\"slot\":0,\"worker\":0,\"pid\":42,\"live\":true,") !=
           std::string::npos);
     CHECK(json.find("\"errors\":{\"connect\":0,\"timeout\":1,\"reset\":0,\"bad_response\":0}") !=
           std::string::npos);
     CHECK(json.find("\"config_reloads\":{\"ok\":1,\"failed\":0}") != std::string::npos);
+    CHECK(json.find("\"upstreams\":[{\"name\":\"app\",\"queued\":2,\"queue_timeouts\":5}]") !=
+          std::string::npos);
+}
+
+TEST_CASE("JSON histograms carry their buckets, the bounds once at the top", "[metrics]") {
+    std::string json = render_json(sample_snapshot());
+    CHECK(json.rfind("{\"bucket_bounds\":[0.00005,0.000075,0.0001,", 0) == 0);
+    CHECK(json.find(",7.5,10],") != std::string::npos);
+    // 1 ms is the bound of the ninth bucket; per bucket, not cumulative.
+    std::string upstream = "\"upstream_duration\":{";
+    size_t at = json.find("\"buckets\":[", json.find(upstream));
+    REQUIRE(at != std::string::npos);
+    std::string expected = "\"buckets\":[0,0,0,0,0,0,0,0,1,0";
+    CHECK(json.compare(at, expected.size(), expected) == 0);
+    // bucket_count entries: one per bound and the one above them.
+    size_t end = json.find(']', at);
+    std::string list = json.substr(at, end - at);
+    CHECK(static_cast<size_t>(std::count(list.begin(), list.end(), ',')) == bucket_count - 1);
+}
+
+TEST_CASE("TLS handshakes: a counter by result and a histogram without labels", "[metrics]") {
+    std::string text = render_prometheus(sample_snapshot());
+    CHECK(text.find("portico_tls_handshakes_total{result=\"full\"} 3\n") != std::string::npos);
+    CHECK(text.find("portico_tls_handshakes_total{result=\"resumed\"} 1\n") != std::string::npos);
+    CHECK(text.find("portico_tls_handshakes_total{result=\"failed\"} 2\n") != std::string::npos);
+    std::vector<std::string> buckets =
+        lines_starting(text, "portico_tls_handshake_seconds_bucket{");
+    REQUIRE(buckets.size() == bucket_count);
+    CHECK(buckets.front() == "portico_tls_handshake_seconds_bucket{le=\"0.00005\"} 0");
+    CHECK(buckets.back() == "portico_tls_handshake_seconds_bucket{le=\"+Inf\"} 4");
+    CHECK(text.find("\nportico_tls_handshake_seconds_sum 0.01\n") != std::string::npos);
+    CHECK(text.find("\nportico_tls_handshake_seconds_count 4\n") != std::string::npos);
+
+    // Without [tls] the series are still there, at zero.
+    std::string none = render_prometheus(Snapshot{});
+    CHECK(none.find("portico_tls_handshakes_total{result=\"failed\"} 0\n") != std::string::npos);
+    CHECK(none.find("\nportico_tls_handshake_seconds_count 0\n") != std::string::npos);
+
+    std::string json = render_json(sample_snapshot());
+    CHECK(json.find("\"upstream_retries\":0,\"tls_handshakes\":{\"full\":3,\"resumed\":1,"
+                    "\"failed\":2},\"worker_restarts\"") != std::string::npos);
+    CHECK(json.find("\"tls_handshake_time\":{\"count\":4,\"sum\":0.01,") != std::string::npos);
+    // Per worker slot too.
+    CHECK(json.find("\"requests\":4,\"upstream_retries\":0,\"tls_handshakes\":{\"full\":3,"
+                    "\"resumed\":1,\"failed\":2}}") != std::string::npos);
 }

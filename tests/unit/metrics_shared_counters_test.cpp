@@ -1,6 +1,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <array>
 #include <catch2/catch.hpp>
 #include <memory>
 #include <string>
@@ -86,14 +87,15 @@ TEST_CASE("a worker's request lands in its location and server entries", "[metri
     CHECK(snapshot.connections_accepted == 1);
     CHECK(snapshot.connections_active == 1);
     CHECK(snapshot.upstream_retries == 1);
-    REQUIRE(snapshot.locations.size() == 2);
-    const LocationSnapshot& root = snapshot.locations[0];
+    REQUIRE(snapshot.locations.size() == 3);
+    CHECK(snapshot.locations[0].name == "-");
+    const LocationSnapshot& root = snapshot.locations[1];
     CHECK(root.name == "/");
     CHECK(root.responses[status_slot(200)] == 1);
     CHECK(root.request_duration.sum_ns == 5 * ms);
     CHECK(root.upstream_duration.sum_ns == 3 * ms);
     CHECK(root.proxy_overhead.sum_ns == 2 * ms);
-    const LocationSnapshot& assets = snapshot.locations[1];
+    const LocationSnapshot& assets = snapshot.locations[2];
     CHECK(assets.sendfile_bytes == 1000);
     CHECK(assets.response_bytes == 1200);
     CHECK(assets.upstream_duration.count == 0);  // not proxied: no upstream, no overhead
@@ -114,6 +116,51 @@ TEST_CASE("a worker's request lands in its location and server entries", "[metri
     CHECK(snapshot.workers[0].live);
 }
 
+TEST_CASE("a request without a location lands in \"-\", always the first entry", "[metrics]") {
+    Config config = two_locations();
+    auto counters = region_for(config);
+    CHECK(counters->snapshot().locations[0].name == "-");  // before anything is counted
+    WorkerCounters worker = counters->attach(counters->lease_slot(0).slot, config);
+    worker.request_finished(-1, {.status = 404, .response_bytes = 150, .duration_ns = 1 * ms});
+    worker.request_finished(-1, {.status = 400, .response_bytes = 150, .duration_ns = 1 * ms});
+
+    Snapshot snapshot = counters->snapshot();
+    const LocationSnapshot& none = snapshot.locations[0];
+    CHECK(none.responses[status_slot(404)] == 1);
+    CHECK(none.responses[status_slot(400)] == 1);
+    CHECK(none.request_duration.count == 2);
+    CHECK(none.response_bytes == 300);
+    CHECK(snapshot.locations[1].requests() == 0);
+    CHECK(snapshot.workers[0].requests == 2);
+}
+
+TEST_CASE("an upstream's queue: a gauge of waiting requests and a count of 503s", "[metrics]") {
+    Config config = two_locations();
+    auto counters = region_for(config);
+    unsigned slot = counters->lease_slot(0).slot;
+    {
+        WorkerCounters worker = counters->attach(slot, config);
+        worker.upstream_queue_changed(0, 1);
+        worker.upstream_queue_changed(0, 1);
+        worker.upstream_queue_changed(0, -1);
+        worker.upstream_queue_timed_out(0);
+        Snapshot snapshot = counters->snapshot();
+        REQUIRE(snapshot.upstreams.size() == 1);
+        CHECK(snapshot.upstreams[0].name == "app");
+        CHECK(snapshot.upstreams[0].queued == 1);
+        CHECK(snapshot.upstreams[0].queue_timeouts == 1);
+
+        counters->reset();
+        worker.upstream_queue_changed(0, 1);  // the worker catches up with the reset
+        snapshot = counters->snapshot();
+        CHECK(snapshot.upstreams[0].queued == 2);  // a gauge: the present survives
+        CHECK(snapshot.upstreams[0].queue_timeouts == 0);
+    }
+    // The process is gone, and its queue with it.
+    counters->release_slot(slot);
+    CHECK(counters->snapshot().upstreams[0].queued == 0);
+}
+
 TEST_CASE("totals are the sum of the worker slots", "[metrics]") {
     Config config = two_locations();
     auto counters = region_for(config);
@@ -132,9 +179,9 @@ TEST_CASE("totals are the sum of the worker slots", "[metrics]") {
     Snapshot snapshot = counters->snapshot();
     CHECK(snapshot.connections_accepted == 3);
     CHECK(snapshot.connections_active == 2);
-    CHECK(snapshot.locations[0].requests() == 2);
-    CHECK(snapshot.locations[0].responses[status_slot(502)] == 1);
-    CHECK(snapshot.locations[0].request_duration.max_ns == 8 * ms);
+    CHECK(snapshot.locations[1].requests() == 2);
+    CHECK(snapshot.locations[1].responses[status_slot(502)] == 1);
+    CHECK(snapshot.locations[1].request_duration.max_ns == 8 * ms);
     REQUIRE(snapshot.workers.size() == 2);
     CHECK(snapshot.workers[0].requests == 1);
     CHECK(snapshot.workers[1].requests == 1);
@@ -165,7 +212,7 @@ TEST_CASE("a restarted worker keeps adding to its slot's totals", "[metrics]") {
     Snapshot snapshot = counters->snapshot();
     CHECK(snapshot.connections_accepted == 2);
     CHECK(snapshot.connections_active == 1);
-    CHECK(snapshot.locations[0].requests() == 2);
+    CHECK(snapshot.locations[1].requests() == 2);
     CHECK(snapshot.worker_restarts == 1);
     CHECK(snapshot.workers.size() == 1);
 }
@@ -191,12 +238,12 @@ TEST_CASE("a reload keeps totals by name and adds new names", "[metrics]") {
     old_worker.request_finished(1, from_file(10));  // a last in-flight request
 
     Snapshot snapshot = counters->snapshot();
-    REQUIRE(snapshot.locations.size() == 3);
-    CHECK(snapshot.locations[0].name == "/");
-    CHECK(snapshot.locations[1].name == "assets");
-    CHECK(snapshot.locations[1].requests() == 3);
-    CHECK(snapshot.locations[2].name == "api");
-    CHECK(snapshot.locations[2].responses[status_slot(201)] == 1);
+    REQUIRE(snapshot.locations.size() == 4);
+    CHECK(snapshot.locations[1].name == "/");
+    CHECK(snapshot.locations[2].name == "assets");
+    CHECK(snapshot.locations[2].requests() == 3);
+    CHECK(snapshot.locations[3].name == "api");
+    CHECK(snapshot.locations[3].responses[status_slot(201)] == 1);
     REQUIRE(snapshot.servers.size() == 3);
     CHECK(snapshot.servers[1].server == "127.0.0.1:3001");
     CHECK(snapshot.servers[1].requests == 1);
@@ -222,9 +269,9 @@ TEST_CASE("reset zeroes every counter but keeps the gauges", "[metrics]") {
     // Nobody has recorded since: the stale slots read as zero.
     Snapshot zeroed = counters->snapshot();
     CHECK(zeroed.connections_accepted == 0);
-    CHECK(zeroed.locations[0].requests() == 0);
-    CHECK(zeroed.locations[0].request_duration.count == 0);
-    CHECK(zeroed.locations[1].sendfile_bytes == 0);
+    CHECK(zeroed.locations[1].requests() == 0);
+    CHECK(zeroed.locations[1].request_duration.count == 0);
+    CHECK(zeroed.locations[2].sendfile_bytes == 0);
     CHECK(zeroed.config_reloads_failed == 0);
     CHECK(zeroed.worker_restarts == 0);
     CHECK(zeroed.connections_active == 2);
@@ -232,13 +279,51 @@ TEST_CASE("reset zeroes every counter but keeps the gauges", "[metrics]") {
 
     busy.request_finished(0, proxied(200, 1 * ms, 1 * ms));
     Snapshot after = counters->snapshot();
-    CHECK(after.locations[0].requests() == 1);  // the first one is gone for good
-    CHECK(after.locations[0].request_duration.count == 1);
-    CHECK(after.locations[1].requests() == 0);  // the idle worker's stays zeroed
+    CHECK(after.locations[1].requests() == 1);  // the first one is gone for good
+    CHECK(after.locations[1].request_duration.count == 1);
+    CHECK(after.locations[2].requests() == 0);  // the idle worker's stays zeroed
     CHECK(after.connections_active == 2);
     idle.connection_closed();
     CHECK(counters->snapshot().connections_active == 1);
-    CHECK(counters->snapshot().locations[1].requests() == 0);
+    CHECK(counters->snapshot().locations[2].requests() == 0);
+}
+
+TEST_CASE("TLS handshakes: counts by result per worker and in total, one histogram of the "
+          "completed ones, zeroed by a reset", "[metrics]") {
+    Config config = two_locations();
+    auto counters = region_for(config);
+    WorkerCounters a = counters->attach(counters->lease_slot(0).slot, config);
+    WorkerCounters b = counters->attach(counters->lease_slot(1).slot, config);
+    a.tls_handshake_finished(TlsHandshake::full, 2 * ms);
+    a.tls_handshake_finished(TlsHandshake::full, 3 * ms);
+    a.tls_handshake_finished(TlsHandshake::failed, 0);
+    b.tls_handshake_finished(TlsHandshake::resumed, 1 * ms);
+    b.tls_handshake_finished(TlsHandshake::failed, 0);
+    b.tls_handshake_finished(TlsHandshake::failed, 0);
+
+    auto index = [](TlsHandshake result) { return static_cast<size_t>(result); };
+    Snapshot snapshot = counters->snapshot();
+    CHECK(snapshot.tls_handshakes[index(TlsHandshake::full)] == 2);
+    CHECK(snapshot.tls_handshakes[index(TlsHandshake::resumed)] == 1);
+    CHECK(snapshot.tls_handshakes[index(TlsHandshake::failed)] == 3);
+    // Failed handshakes have no time: the histogram holds full + resumed.
+    CHECK(snapshot.tls_handshake_time.count == 3);
+    CHECK(snapshot.tls_handshake_time.sum_ns == 6 * ms);
+    CHECK(snapshot.tls_handshake_time.max_ns == 3 * ms);
+    REQUIRE(snapshot.workers.size() == 2);
+    CHECK(snapshot.workers[0].tls_handshakes == std::array<uint64_t, 3>{2, 0, 1});
+    CHECK(snapshot.workers[1].tls_handshakes == std::array<uint64_t, 3>{0, 1, 2});
+
+    counters->reset();
+    Snapshot zeroed = counters->snapshot();  // nobody has recorded since
+    CHECK(zeroed.tls_handshakes == std::array<uint64_t, 3>{0, 0, 0});
+    CHECK(zeroed.tls_handshake_time.count == 0);
+    CHECK(zeroed.workers[0].tls_handshakes == std::array<uint64_t, 3>{0, 0, 0});
+    a.tls_handshake_finished(TlsHandshake::resumed, 1 * ms);  // a catches up: its slot zeroed
+    Snapshot after = counters->snapshot();
+    CHECK(after.tls_handshakes == std::array<uint64_t, 3>{0, 1, 0});
+    CHECK(after.tls_handshake_time.count == 1);
+    CHECK(after.tls_handshake_time.max_ns == 1 * ms);
 }
 
 TEST_CASE("leases share a slot only when every slot is held", "[metrics]") {
@@ -256,21 +341,26 @@ TEST_CASE("leases share a slot only when every slot is held", "[metrics]") {
 }
 
 TEST_CASE("names that find no room are reported and counted nowhere", "[metrics]") {
-    Config config = config_with({"a", "b", "c"}, {});
+    Config config = config_with({"a", "b", "c"}, {{"app", {"127.0.0.1:3000"}}});
     std::string error;
-    auto counters =
-        SharedCounters::create({.slots = 1, .locations = 2, .servers = 1, .name_bytes = 64}, error);
+    auto counters = SharedCounters::create(
+        {.slots = 1, .locations = 3, .servers = 1, .upstreams = 0, .name_bytes = 64}, error);
     REQUIRE(counters);
     std::vector<std::string> no_room = counters->register_names(config);
-    REQUIRE(no_room.size() == 1);
+    // "-" takes the first location entry.
+    REQUIRE(no_room.size() == 2);
     CHECK(no_room[0] == "location c");
+    CHECK(no_room[1] == "upstream app");
     WorkerCounters worker = counters->attach(counters->lease_slot(0).slot, config);
     worker.request_finished(2, from_file(1));
     worker.request_finished(1, from_file(1));
+    worker.upstream_queue_timed_out(0);
     Snapshot snapshot = counters->snapshot();
-    REQUIRE(snapshot.locations.size() == 2);
+    REQUIRE(snapshot.locations.size() == 3);
     CHECK(snapshot.locations[0].requests() == 0);
-    CHECK(snapshot.locations[1].requests() == 1);
+    CHECK(snapshot.locations[1].requests() == 0);
+    CHECK(snapshot.locations[2].requests() == 1);
+    CHECK(snapshot.upstreams.empty());
 }
 
 TEST_CASE("a forked worker's counts reach the parent through the region", "[metrics]") {
@@ -288,7 +378,7 @@ TEST_CASE("a forked worker's counts reach the parent through the region", "[metr
     REQUIRE(waitpid(pid, &status, 0) == pid);
     counters->release_slot(slot);
     Snapshot snapshot = counters->snapshot();
-    CHECK(snapshot.locations[0].requests() == 1000);
-    CHECK(snapshot.locations[0].proxy_overhead.sum_ns == 1000 * ms);
+    CHECK(snapshot.locations[1].requests() == 1000);
+    CHECK(snapshot.locations[1].proxy_overhead.sum_ns == 1000 * ms);
     CHECK(snapshot.workers[0].pid == pid);
 }

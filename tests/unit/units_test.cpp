@@ -9,6 +9,7 @@ using portico::config::ConfigError;
 using portico::config::Duration;
 using portico::config::parse_duration;
 using portico::config::parse_size;
+using portico::config::HostNames;
 using portico::config::parse_socket_address;
 using portico::config::SocketAddress;
 
@@ -86,7 +87,7 @@ std::string ip_of(const SocketAddress& address) {
 }  // namespace
 
 TEST_CASE("parse_socket_address reads IPv4 and bracketed IPv6 literals", "[config][units]") {
-    auto v4 = parse_socket_address("127.0.0.1:8080", false);
+    auto v4 = parse_socket_address("127.0.0.1:8080", HostNames::refused);
     REQUIRE(v4);
     CHECK(v4->storage.ss_family == AF_INET);
     CHECK(v4->length == sizeof(sockaddr_in));
@@ -94,7 +95,7 @@ TEST_CASE("parse_socket_address reads IPv4 and bracketed IPv6 literals", "[confi
     CHECK(port_of(*v4) == 8080);
     CHECK(v4->text == "127.0.0.1:8080");
 
-    auto v6 = parse_socket_address("[::1]:443", false);
+    auto v6 = parse_socket_address("[::1]:443", HostNames::refused);
     REQUIRE(v6);
     CHECK(v6->storage.ss_family == AF_INET6);
     CHECK(v6->length == sizeof(sockaddr_in6));
@@ -102,10 +103,10 @@ TEST_CASE("parse_socket_address reads IPv4 and bracketed IPv6 literals", "[confi
     CHECK(port_of(*v6) == 443);
     CHECK(v6->text == "[::1]:443");
 
-    auto ephemeral = parse_socket_address("0.0.0.0:0", false);
+    auto ephemeral = parse_socket_address("0.0.0.0:0", HostNames::refused);
     REQUIRE(ephemeral);
     CHECK(port_of(*ephemeral) == 0);
-    auto highest = parse_socket_address("127.0.0.1:65535", false);
+    auto highest = parse_socket_address("127.0.0.1:65535", HostNames::refused);
     REQUIRE(highest);
     CHECK(port_of(*highest) == 65535);
 }
@@ -116,30 +117,55 @@ TEST_CASE("parse_socket_address refuses malformed addresses", "[config][units]")
           "127.0.0.1:80x", "127.1:80", "256.0.0.1:80", "::1:80", "[::1]", "[::1]80",
           "[127.0.0.1]:80", "[nothost]:80", "localhost:80"}) {
         INFO("text: '" << text << "'");
-        CHECK_FALSE(parse_socket_address(text, false));
+        CHECK_FALSE(parse_socket_address(text, HostNames::refused));
     }
 }
 
 TEST_CASE("parse_socket_address says why it refused", "[config][units]") {
     std::string why;
-    CHECK_FALSE(parse_socket_address("1.2.3.4:99999", false, why));
+    CHECK_FALSE(parse_socket_address("1.2.3.4:99999", HostNames::refused, why));
     CHECK(why == "port '99999' is not a number 0..65535");
-    CHECK_FALSE(parse_socket_address("::1:80", false, why));
+    CHECK_FALSE(parse_socket_address("::1:80", HostNames::refused, why));
     CHECK_THAT(why, Catch::Contains("needs brackets"));
-    CHECK_FALSE(parse_socket_address("localhost:80", false, why));
+    CHECK_FALSE(parse_socket_address("localhost:80", HostNames::refused, why));
     CHECK_THAT(why, Catch::Contains("'localhost' is not an IP address"));
 }
 
 TEST_CASE("parse_socket_address resolves host names only when allowed", "[config][units]") {
-    auto local = parse_socket_address("localhost:3000", true);
+    auto local = parse_socket_address("localhost:3000", HostNames::resolve_now);
     REQUIRE(local);
     CHECK((ip_of(*local) == "127.0.0.1" || ip_of(*local) == "::1"));
     CHECK(port_of(*local) == 3000);
     CHECK(local->text == "localhost:3000");
 
     std::string why;
-    CHECK_FALSE(parse_socket_address("no-such-host.invalid:80", true, why));
+    CHECK_FALSE(parse_socket_address("no-such-host.invalid:80", HostNames::resolve_now, why));
     CHECK_THAT(why, Catch::StartsWith("cannot resolve host 'no-such-host.invalid'"));
+}
+
+TEST_CASE("parse_socket_address leaves host names to the workers with resolve_later",
+          "[config][units]") {
+    // No lookup: the name need not resolve here (a Compose service, a
+    // Kubernetes Service), only look like a name.
+    auto app = parse_socket_address("no-such-host.invalid:3000", HostNames::resolve_later);
+    REQUIRE(app);
+    CHECK(app->length == 0);
+    CHECK(app->resolved_by_workers());
+    CHECK(app->host == "no-such-host.invalid");
+    CHECK(app->port == 3000);
+    CHECK(app->text == "no-such-host.invalid:3000");
+    CHECK(parse_socket_address("my_app:3000", HostNames::resolve_later));
+
+    // IP literals stay addresses.
+    auto literal = parse_socket_address("127.0.0.1:3000", HostNames::resolve_later);
+    REQUIRE(literal);
+    CHECK_FALSE(literal->resolved_by_workers());
+    CHECK(port_of(*literal) == 3000);
+
+    std::string why;
+    CHECK_FALSE(parse_socket_address("app server:3000", HostNames::resolve_later, why));
+    CHECK_THAT(why, Catch::Contains("'app server' is not a host name"));
+    CHECK_FALSE(parse_socket_address("-app:3000", HostNames::resolve_later, why));
 }
 
 TEST_CASE("ConfigError::to_string names file, line and column", "[config]") {

@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
 """Helpers for tests/bench/run.sh: /proc readings, config templates, parsing
-wrk/ab/callgrind/strace output, the 10k idle connections client and the
+wrk/ab/h2load/callgrind/strace output, the 10k idle connections client and the
 markdown report. Standard library only.
 
     bench.py tree PID                  PID and all its descendants (by /proc/*/stat ppid)
     bench.py cpu PID...                utime+stime of these processes, in clock ticks
     bench.py clearhwm PID...           reset VmHWM (peak RSS) through /proc/PID/clear_refs
     bench.py mem PID...                "HWM_KB RSS_KB" summed over these processes
-    bench.py check PORT PATH...        GET each path on 127.0.0.1:PORT; exit 1 unless all 200
+    bench.py check [--tls CA] PORT PATH...  GET each path on 127.0.0.1:PORT (https, certificate
+                                       checked against CA, with --tls); exit 1 unless all 200
+    bench.py tls-probe PORT CA PATH KIND  openssl s_client: what the server negotiates, and
+                                       whether it resumes a session; one JSON line
     bench.py template IN OUT TAGS K=V...
     bench.py record --out F ...        one measured cell -> one JSON line
     bench.py na --out F ...            a cell that could not run -> one JSON line
@@ -60,15 +63,21 @@ def tree(root):
     return sorted(out)
 
 
-def cpu_ticks(pids):
-    total = 0
+def cpu_split(pids):
+    """(utime, stime) summed over these processes, in clock ticks."""
+    user = system = 0
     for pid in pids:
         try:
             fields = _stat_fields(pid)
         except OSError:
             continue
-        total += int(fields[11]) + int(fields[12])  # utime, stime (fields 14, 15)
-    return total
+        user += int(fields[11])    # utime (field 14)
+        system += int(fields[12])  # stime (field 15)
+    return user, system
+
+
+def cpu_ticks(pids):
+    return sum(cpu_split(pids))
 
 
 def cpu_lines():
@@ -221,6 +230,30 @@ def parse_ab(text):
     return r
 
 
+def parse_h2load(text):
+    """h2load's summary. It prints no percentiles: p50/p99 stay empty."""
+    r = {"requests": 0, "rps": 0.0, "p50_ms": None, "p99_ms": None,
+         "non2xx3xx": 0, "socket_errors": 0}
+    m = re.search(r"finished in [\d.]+\w+, ([\d.]+) req/s", text)
+    if m:
+        r["rps"] = float(m.group(1))
+    m = re.search(r"requests: (\d+) total, (\d+) started, (\d+) done, (\d+) succeeded, "
+                  r"(\d+) failed, (\d+) errored, (\d+) timeout", text)
+    if m:
+        total, _, _, ok, failed, errored, timeout = (int(x) for x in m.groups())
+        r["requests"] = ok
+        r["socket_errors"] = failed
+        if failed:
+            r["socket_detail"] = f"failed {failed}, errored {errored}, timeout {timeout}"
+    m = re.search(r"status codes: (\d+) 2xx, (\d+) 3xx, (\d+) 4xx, (\d+) 5xx", text)
+    if m:
+        r["non2xx3xx"] = int(m.group(3)) + int(m.group(4))
+    m = re.search(r"time for connect:\s+(\S+)\s+(\S+)\s+(\S+)", text)
+    if m:
+        r["connect_mean_ms"] = _ms(m.group(3))
+    return r
+
+
 def read_time_file(path):
     """/usr/bin/time -f '%U %S %e' output (the last line: other lines are
     the command's complaints, e.g. 'Command exited with non-zero status')."""
@@ -345,6 +378,57 @@ def hold_connections(port, count, path, sources):
         s.close()
 
 
+# --- TLS probe ----------------------------------------------------------------------
+
+def tls_probe(port, cafile, path, kind):
+    """Two `openssl s_client` connections to 127.0.0.1:PORT, each sending
+    GET PATH and reading the answer (the TLS 1.3 tickets come with it): the
+    first saves its session, the second offers it. Runs with the environment
+    as it is (OPENSSL_CONF: the load tools' client settings). Returns what
+    the first negotiated and whether the second was resumed."""
+    import subprocess
+    import tempfile
+    request = f"GET {path} HTTP/1.0\r\nHost: localhost\r\n\r\n".encode()
+    row = {"port": port}
+    with tempfile.TemporaryDirectory() as tmp:
+        sess = os.path.join(tmp, "session.pem")
+        outs = []
+        for extra in (["-sess_out", sess], ["-sess_in", sess]):
+            if extra[0] == "-sess_in" and not os.path.exists(sess):
+                outs.append("")
+                break
+            try:
+                p = subprocess.run(["openssl", "s_client", "-connect", f"127.0.0.1:{port}",
+                                    "-servername", "localhost", "-CAfile", cafile, "-ign_eof"]
+                                   + extra, input=request, capture_output=True, timeout=20)
+                outs.append(p.stdout.decode(errors="replace") + p.stderr.decode(errors="replace"))
+            except (OSError, subprocess.TimeoutExpired) as e:
+                outs.append(f"s_client failed: {e}")
+    first = outs[0]
+
+    def find(pattern, text=first):
+        m = re.search(pattern, text, re.M)
+        return m.group(1).strip() if m else None
+
+    row["protocol"] = find(r"^(?:New|Reused), (TLSv[\d.]+),")
+    row["cipher"] = find(r"^(?:New|Reused), TLSv[\d.]+, Cipher is (\S+)")
+    row["group"] = find(r"^Server Temp Key: ([^,\n]+)")
+    row["signature"] = find(r"^Peer signature type: (\S+)")
+    row["verify"] = find(r"^\s*Verify return code: (.*)$")
+    row["status"] = find(r"^(HTTP/1\.\d \d+)")
+    second = outs[1] if len(outs) > 1 else ""
+    row["resumed"] = bool(re.search(r"^Reused, TLSv", second, re.M))
+    expect = {"protocol": "TLSv1.3", "cipher": "TLS_AES_128_GCM_SHA256", "group": "X25519",
+              "signature": "ECDSA" if kind == "ecdsa" else "RSA-PSS"}
+    bad = [f"{k} {row.get(k) or 'none'} (want {v})" for k, v in expect.items() if row.get(k) != v]
+    if not (row.get("verify") or "").startswith("0 "):
+        bad.append(f"certificate not verified ({row.get('verify') or 'no handshake'})")
+    if not (row.get("status") or "").endswith(" 200"):
+        bad.append(f"answer {row.get('status') or 'none'}")
+    row["problems"] = bad
+    return row
+
+
 # --- report -----------------------------------------------------------------------
 
 URL_ORDER = {"/hello": 0, "/": 1, "/index.html": 2, "/image.jpg": 3}
@@ -358,8 +442,12 @@ SCENARIO_TITLE = {
     "proxy": "proxy only",
     "static": "static + proxy",
     "proxy-noka": "proxy, no upstream keep-alive",
+    "tls": "TLS 1.3, ECDSA P-256",
+    "tls-rsa": "TLS 1.3, RSA 2048",
 }
-LOAD_TITLE = {"wrk100": "wrk -c100", "wrk1000": "wrk -c1000", "ab": "ab -c100 (new conn/req)"}
+LOAD_TITLE = {"wrk100": "wrk -c100", "wrk1000": "wrk -c1000", "ab": "ab -c100 (new conn/req)",
+              "full-hs": "ab -c50 (full handshake/req)",
+              "resumed-hs": "h2load -c50 (resumed handshake/req)"}
 
 
 def load_jsonl(path):
@@ -387,18 +475,26 @@ def aggregate(rows):
     out = {}
     for key, reps in cells.items():
         nas = [r for r in reps if r.get("na")]
-        ok = [r for r in reps if not r.get("na")]
+        failed = [r for r in reps if not r.get("na") and not r.get("requests")]
+        ok = [r for r in reps if not r.get("na") and r.get("requests")]
         if not ok:
-            out[key] = {"na": nas[0]["na"]}
+            if failed:
+                out[key] = {"na": "failed: " + (failed[0].get("abort") or "no request completed")}
+            else:
+                out[key] = {"na": nas[0]["na"]}
             continue
-        agg = {"repeats": len(ok)}
-        for field in ("rps", "p50_ms", "p99_ms", "cpu_us_per_req", "app_cpu_us_per_req",
+        agg = {"repeats": len(ok), "failed_repeats": len(failed)}
+        for field in ("rps", "p50_ms", "p99_ms", "cpu_us_per_req", "cpu_user_us_per_req",
+                      "cpu_sys_us_per_req", "app_cpu_us_per_req",
                       "client_cpu_pct", "hwm_kb", "requests", "noise_cpu0_pct", "noise_cpu1_pct"):
             agg[field] = median([r.get(field) for r in ok])
-        agg["errors"] = sum(r.get("non2xx3xx", 0) + r.get("socket_errors", 0) for r in ok)
+        agg["errors"] = (sum(r.get("non2xx3xx", 0) + r.get("socket_errors", 0) for r in ok)
+                         + len(failed))
         agg["error_detail"] = "; ".join(sorted({r["socket_detail"] for r in ok
                                                  if r.get("socket_detail") and
-                                                 r.get("socket_errors")}))
+                                                 r.get("socket_errors")}
+                                                | {f"a repeat failed: {r.get('abort')}"
+                                                   for r in failed}))
         agg["client_bound"] = sum(1 for r in ok if r.get("client_bound")) * 2 > len(ok)
         agg["noisy"] = max(agg.get("noise_cpu0_pct") or 0, agg.get("noise_cpu1_pct") or 0) > NOISY_PCT
         agg["rps_spread"] = (min(r["rps"] for r in ok), max(r["rps"] for r in ok))
@@ -428,6 +524,7 @@ def render(directory, out_path, title):
     cells = aggregate(load_jsonl(os.path.join(directory, "cells.jsonl")))
     costs = load_jsonl(os.path.join(directory, "cost.jsonl"))
     mems = load_jsonl(os.path.join(directory, "memory.jsonl"))
+    probes = load_jsonl(os.path.join(directory, "tls.jsonl"))
     machine = {}
     mpath = os.path.join(directory, "machine.json")
     if os.path.exists(mpath):
@@ -553,20 +650,72 @@ def render(directory, out_path, title):
             L.append(f"- {item}")
         L.append("")
 
+    # TLS --------------------------------------------------------------------------
+    if probes or any(k[0] in ("tls", "tls-rsa") for k in cells):
+        L.append("## TLS")
+        L.append("")
+        L.append("Certificates are made at the run's start with `openssl` in its temp dir (a "
+                 "self-signed ECDSA P-256 CA; leaves ECDSA P-256 and RSA 2048 for `localhost`, "
+                 "127.0.0.1; each server sends the leaf alone). The load tools run with "
+                 "`OPENSSL_CONF` pointing at a file whose `system_default` allows only TLS 1.3, "
+                 "`TLS_AES_128_GCM_SHA256` and X25519 (h2load gets the same as flags), and the "
+                 "servers are set to the same where they have a setting (h2o 2.2 has none for "
+                 "TLS 1.3 suites or groups: there the client's offer decides). "
+                 "**full handshake**: `ab -c 50` over https, a new connection per request; ab "
+                 "never offers a session, so every handshake is full. **resumed handshake**: "
+                 "`h2load --h1 -c 50 -H 'Connection: close'`: each answer closes the connection "
+                 "and h2load reconnects offering the ticket of its previous connection (the "
+                 "first connection of each of the 50 clients is a full handshake). A TLS 1.3 "
+                 "resumption (psk_dhe_ke) still does an X25519 exchange; it skips the "
+                 "certificate and its signature. For these two loads **CPU µs/req is the cost "
+                 "of one handshake** plus one small request and the close. The keep-alive rows "
+                 "(`wrk -c100` over https) are comparable with the cleartext static + proxy "
+                 "rows of the same URL.")
+        L.append("")
+        if probes:
+            L.append("What each server negotiated (`openssl s_client` with the load tools' "
+                     "settings, right after each start; \"resumes\": a second connection "
+                     "offering the first one's session was `Reused`):")
+            L.append("")
+            L.append("| scenario | server | protocol | cipher | group | signature | resumes | problems |")
+            L.append("|---|---|---|---|---|---|---|---|")
+            seen = {}
+            for r in probes:
+                key = (r.get("scenario"), r.get("server"))
+                prev = seen.get(key)
+                if prev is None:
+                    seen[key] = dict(r, starts=1, not_resumed=0 if r.get("resumed") else 1,
+                                     all_problems=list(r.get("problems") or []))
+                else:
+                    prev["starts"] += 1
+                    prev["not_resumed"] += 0 if r.get("resumed") else 1
+                    prev["all_problems"] += [p for p in r.get("problems") or []
+                                             if p not in prev["all_problems"]]
+            for (scenario, server), r in sorted(
+                    seen.items(), key=lambda kv: (kv[0][0] or "", SERVERS.index(kv[0][1])
+                                                  if kv[0][1] in SERVERS else 9)):
+                resumed = ("yes" if r["not_resumed"] == 0 else
+                           f"no ({r['not_resumed']} of {r['starts']} starts)")
+                L.append(f"| {scenario} | {server} | {r.get('protocol') or '–'} | "
+                         f"{r.get('cipher') or '–'} | {r.get('group') or '–'} | "
+                         f"{r.get('signature') or '–'} | {resumed} | "
+                         f"{'; '.join(r['all_problems']) or '–'} |")
+            L.append("")
+
     # Details -----------------------------------------------------------------
     L.append("## Details per cell")
     L.append("")
     L.append("| scenario | load | URL | server | req/s (min–max) | p50 ms | p99 ms | "
-             "server CPU µs/req | app CPU µs/req | peak RSS KiB | client CPU % | "
-             "others on CPU 0 / 1 % | errors |")
-    L.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+             "server CPU µs/req | user / sys µs/req | app CPU µs/req | peak RSS KiB | "
+             "client CPU % | others on CPU 0 / 1 % | errors |")
+    L.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for scenario, load, url in detail_rows:
         for s in SERVERS:
             c = cells.get((scenario, load, url, s))
             if c is None:
                 continue
             if "na" in c:
-                L.append(f"| {scenario} | {load} | `{url}` | {s} | n/a: {c['na']} | | | | | | | | |")
+                L.append(f"| {scenario} | {load} | `{url}` | {s} | n/a: {c['na']} | | | | | | | | | |")
                 continue
             lo, hi = c["rps_spread"]
             err = str(c["errors"]) if c["errors"] else "0"
@@ -575,11 +724,13 @@ def render(directory, out_path, title):
             app_cpu = "" if s == "app" else fmt(c.get("app_cpu_us_per_req"), 1)
             L.append(f"| {scenario} | {load} | `{url}` | {s} | {fmt(c['rps'])} "
                      f"({fmt(lo)}–{fmt(hi)}) | {fmt_ms(c['p50_ms'])} | {fmt_ms(c['p99_ms'])} | "
-                     f"{fmt(c['cpu_us_per_req'], 1)} | {app_cpu} | {fmt(c['hwm_kb'])} | "
+                     f"{fmt(c['cpu_us_per_req'], 1)} | {fmt(c.get('cpu_user_us_per_req'), 1)} / "
+                     f"{fmt(c.get('cpu_sys_us_per_req'), 1)} | {app_cpu} | {fmt(c['hwm_kb'])} | "
                      f"{fmt(c['client_cpu_pct'])}{' ‡' if c['client_bound'] else ''} | "
                      f"{fmt(c.get('noise_cpu0_pct'))} / {fmt(c.get('noise_cpu1_pct'))} | {err} |")
     L.append("")
-    L.append("peak RSS: VmHWM summed over the server's processes, reset before each run "
+    L.append("user / sys: the same CPU split into utime and stime. "
+             "peak RSS: VmHWM summed over the server's processes, reset before each run "
              "(`/proc/PID/clear_refs` 5). app CPU: the Node app's utime+stime per request "
              "in the same run (what the proxy's way of talking to it costs the app). "
              "others on CPU 0 / 1: busy time of that CPU (/proc/stat) not used by the load tool "
@@ -659,10 +810,11 @@ def main():
         print(cpu_ticks(args))
     elif cmd == "before":
         # before SERVER_PID APP_PID: reset the peak RSS of the server's processes,
-        # print "PIDS(comma) SERVER_TICKS APP_TICKS CPUSTAT" for `record`.
+        # print "PIDS(comma) SERVER_TICKS APP_TICKS CPUSTAT SERVER_USER_TICKS" for `record`.
         pids = tree(args[0])
         clear_hwm(pids)
-        print(",".join(map(str, pids)), cpu_ticks(pids), cpu_ticks([args[1]]), cpu_lines())
+        user, system = cpu_split(pids)
+        print(",".join(map(str, pids)), user + system, cpu_ticks([args[1]]), cpu_lines(), user)
     elif cmd == "foreign-listeners":
         # foreign-listeners PORT ROOT_PID: listeners on PORT outside ROOT_PID's tree
         mine = set(tree(args[1]))
@@ -683,10 +835,19 @@ def main():
         print(sum(status_kb(p, "VmHWM") for p in args), sum(status_kb(p, "VmRSS") for p in args))
     elif cmd == "check":
         import http.client
+        context = None
+        if args and args[0] == "--tls":
+            import ssl
+            context = ssl.create_default_context(cafile=args[1])
+            args = args[2:]
         port, paths, bad = int(args[0]), args[1:], []
         for path in paths:
             try:
-                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+                if context:
+                    conn = http.client.HTTPSConnection("127.0.0.1", port, timeout=10,
+                                                       context=context)
+                else:
+                    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
                 conn.request("GET", path)
                 resp = conn.getresponse()
                 body = resp.read()
@@ -708,12 +869,13 @@ def main():
         p = argparse.ArgumentParser(prog=f"bench.py {cmd}")
         for name in ("out", "scenario", "server", "load", "url", "rep", "tool", "stdout",
                      "time", "cpu0", "cpu1", "app0", "app1", "hwm", "na", "stat0", "stat1",
-                     "pids", "app-pid"):
+                     "pids", "app-pid", "user0", "user1", "stderr"):
             p.add_argument("--" + name)
         o = p.parse_args(args)
         if o.pids:  # the "after" readings, first thing
             pids = o.pids.split(",")
-            o.cpu1 = str(cpu_ticks(pids))
+            user, system = cpu_split(pids)
+            o.cpu1, o.user1 = str(user + system), str(user)
             o.app1 = str(cpu_ticks([o.app_pid])) if o.app_pid else None
             o.stat1 = cpu_lines()
             o.hwm = str(sum(status_kb(p, "VmHWM") for p in pids))
@@ -724,11 +886,17 @@ def main():
         else:
             with open(o.stdout, errors="replace") as f:
                 text = f.read()
-            row.update(parse_wrk(text) if o.tool == "wrk" else parse_ab(text))
+            parse = {"wrk": parse_wrk, "ab": parse_ab, "h2load": parse_h2load}[o.tool]
+            row.update(parse(text))
             n = row["requests"]
             ticks = int(o.cpu1) - int(o.cpu0)
             row["server_cpu_s"] = ticks / CLK_TCK
             row["cpu_us_per_req"] = ticks / CLK_TCK * 1e6 / n if n else None
+            if o.user0 and o.user1:
+                user_ticks = int(o.user1) - int(o.user0)
+                row["cpu_user_us_per_req"] = user_ticks / CLK_TCK * 1e6 / n if n else None
+                row["cpu_sys_us_per_req"] = ((ticks - user_ticks) / CLK_TCK * 1e6 / n
+                                             if n else None)
             if o.app0 and o.app1 and o.server != "app":
                 app_ticks = int(o.app1) - int(o.app0)
                 row["app_cpu_us_per_req"] = app_ticks / CLK_TCK * 1e6 / n if n else None
@@ -752,15 +920,62 @@ def main():
                     row["noise_cpu0_pct"] = max(0.0, (b0e - b0 - client_ticks) / (t0e - t0) * 100)
             if n == 0 and not row.get("abort"):
                 row["abort"] = "no request completed"
+                try:  # the load tool's last complaint says why (e.g. a failed handshake)
+                    with open(o.stderr, errors="replace") as f:
+                        lines = [l.strip() for l in f if l.strip()]
+                    if lines:
+                        row["abort"] += ": " + lines[-1][:150]
+                except (OSError, TypeError):
+                    pass
         with open(o.out, "a") as f:
             f.write(json.dumps(row) + "\n")
         if cmd == "record":
             print(f"{row['rps']:>10,.0f} req/s  p99 {fmt_ms(row['p99_ms']):>6} ms  "
-                  f"server {fmt(row['cpu_us_per_req'], 1):>6} µs/req  "
+                  f"server {fmt(row['cpu_us_per_req'], 1):>6} µs/req "
+                  f"({fmt(row.get('cpu_user_us_per_req'), 1)} user + "
+                  f"{fmt(row.get('cpu_sys_us_per_req'), 1)} sys)  "
                   f"client {fmt(row.get('client_cpu_pct'))}%  "
                   f"others cpu0/1 {fmt(row.get('noise_cpu0_pct'))}/{fmt(row.get('noise_cpu1_pct'))}%  "
                   f"errors {row['non2xx3xx'] + row['socket_errors']}"
                   + (f"  [{row['abort']}]" if row.get("abort") else ""))
+    elif cmd == "tls-probe":
+        # tls-probe PORT CAFILE PATH KIND --out FILE [K=V...]: one JSON line (with the
+        # K=V fields) appended to FILE and printed; exit 1 when the handshake is not
+        # the expected one (resumption is reported, not required).
+        port, cafile, path, kind = args[:4]
+        out, extra = None, {}
+        rest = args[4:]
+        while rest:
+            if rest[0] == "--out":
+                out, rest = rest[1], rest[2:]
+            else:
+                k, v = rest[0].split("=", 1)
+                extra[k] = v
+                rest = rest[1:]
+        row = dict(extra, **tls_probe(int(port), cafile, path, kind), ts=time.time())
+        if out:
+            with open(out, "a") as f:
+                f.write(json.dumps(row) + "\n")
+        print(json.dumps(row))
+        return 1 if row["problems"] else 0
+    elif cmd == "tls-line":
+        # tls-line [--problems|--resumed] JSON: a tls-probe row as one line for
+        # the console, its problems, or exit 0 when it resumed.
+        mode = args[0] if args[0].startswith("--") else ""
+        try:
+            r = json.loads(args[-1].strip().splitlines()[-1])
+        except (ValueError, IndexError):
+            print(args[-1].strip()[-150:] or "tls-probe printed nothing")
+            return 1
+        if mode == "--problems":
+            print("; ".join(r.get("problems") or []))
+        elif mode == "--resumed":
+            return 0 if r.get("resumed") else 1
+        else:
+            print(f"  {r.get('scenario', ''):<10} {r.get('server', ''):<8} TLS probe: "
+                  f"{r.get('protocol')} {r.get('cipher')} {r.get('group')} {r.get('signature')}"
+                  + (", resumes" if r.get("resumed") else ", DOES NOT RESUME")
+                  + (f"  [{'; '.join(r['problems'])}]" if r.get("problems") else ""))
     elif cmd == "callgrind-total":
         print(sum(callgrind_total(a) for a in args))
     elif cmd == "strace-summary":

@@ -1,0 +1,262 @@
+#include "tls/server_tls.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <openssl/err.h>
+#include <openssl/x509v3.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+
+#include "tls/openssl_error.hpp"
+#include "tls/ticket_keys.hpp"
+
+namespace portico::tls {
+
+namespace {
+
+constexpr int expiry_warning_days = 30;
+// What ALPN offers, in wire format (length-prefixed names).
+constexpr unsigned char alpn_protocols[] = {8, 'h', 't', 't', 'p', '/', '1', '.', '1'};
+// A fixed session ID context: resumption is allowed across every context
+// (certificate) of the server, as the ticket keys are.
+constexpr unsigned char session_id_context[] = {'p', 'o', 'r', 't', 'i', 'c', 'o'};
+
+std::string lower(std::string_view text) {
+    std::string out(text);
+    std::transform(out.begin(), out.end(), out.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return out;
+}
+
+// The key file is opened by us first so a missing or unreadable file says
+// so in the operator's words, not OpenSSL's.
+std::string unreadable(const std::string& path) {
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return std::strerror(errno);
+    ::close(fd);
+    return {};
+}
+
+// Never prompt for a passphrase on the terminal: an encrypted key fails to load.
+int no_passphrase(char*, int, int, void*) { return 0; }
+
+int on_alpn(SSL*, const unsigned char** out, unsigned char* out_length, const unsigned char* in,
+            unsigned int in_length, void*) {
+    unsigned char* selected = nullptr;
+    if (SSL_select_next_proto(&selected, out_length, alpn_protocols, sizeof alpn_protocols, in,
+                              in_length) != OPENSSL_NPN_NEGOTIATED)
+        return SSL_TLSEXT_ERR_NOACK;  // no common protocol: go on without ALPN, as nginx does
+    *out = selected;
+    return SSL_TLSEXT_ERR_OK;
+}
+
+std::vector<std::string> names_of(X509* certificate) {
+    std::vector<std::string> names;
+    auto* alternatives = static_cast<GENERAL_NAMES*>(
+        X509_get_ext_d2i(certificate, NID_subject_alt_name, nullptr, nullptr));
+    for (int i = 0; alternatives && i < sk_GENERAL_NAME_num(alternatives); ++i) {
+        const GENERAL_NAME* name = sk_GENERAL_NAME_value(alternatives, i);
+        if (name->type != GEN_DNS) continue;
+        const ASN1_STRING* text = name->d.dNSName;
+        names.push_back(lower({reinterpret_cast<const char*>(ASN1_STRING_get0_data(text)),
+                               static_cast<size_t>(ASN1_STRING_length(text))}));
+    }
+    GENERAL_NAMES_free(alternatives);
+    if (!names.empty()) return names;
+    // RFC 6125: the CN counts only when there is no DNS name in the SAN.
+    X509_NAME* subject = X509_get_subject_name(certificate);
+    int index = X509_NAME_get_index_by_NID(subject, NID_commonName, -1);
+    if (index >= 0) {
+        const ASN1_STRING* text = X509_NAME_ENTRY_get_data(X509_NAME_get_entry(subject, index));
+        names.push_back(lower({reinterpret_cast<const char*>(ASN1_STRING_get0_data(text)),
+                               static_cast<size_t>(ASN1_STRING_length(text))}));
+    }
+    return names;
+}
+
+// "*.example.com" covers exactly one label: a.example.com, not example.com
+// nor a.b.example.com (RFC 6125 6.4.3).
+bool wildcard_covers(std::string_view pattern, std::string_view host) {
+    if (!pattern.starts_with("*.")) return false;
+    size_t dot = host.find('.');
+    return dot != std::string_view::npos && dot > 0 && host.substr(dot) == pattern.substr(1);
+}
+
+std::string expiry_warning(X509* certificate, const std::string& file) {
+    int days = 0, seconds = 0;
+    const ASN1_TIME* not_after = X509_get0_notAfter(certificate);
+    if (ASN1_TIME_diff(&days, &seconds, nullptr, not_after) != 1) return {};
+    if (days >= expiry_warning_days) return {};
+    BIO* text = BIO_new(BIO_s_mem());
+    ASN1_TIME_print(text, not_after);
+    char* date = nullptr;
+    long length = BIO_get_mem_data(text, &date);
+    std::string when(date, static_cast<size_t>(std::max(0L, length)));
+    BIO_free(text);
+    if (days < 0 || (days == 0 && seconds <= 0))
+        return "certificate " + file + " expired on " + when + ": clients will refuse it; renew it";
+    return "certificate " + file + " expires in " + std::to_string(days) + " days (" + when +
+           "): renew it";
+}
+
+// The policy every context shares.
+bool apply_policy(SSL_CTX* context, const config::TlsConfig& tls, TicketKeys* keys) {
+    SSL_CTX_set_min_proto_version(context, tls.tls12 ? TLS1_2_VERSION : TLS1_3_VERSION);
+    SSL_CTX_set_max_proto_version(context, tls.tls13 ? TLS1_3_VERSION : TLS1_2_VERSION);
+    uint64_t options = SSL_OP_NO_RENEGOTIATION | SSL_OP_NO_COMPRESSION |
+                       // A client that closes without close_notify is a normal end.
+                       SSL_OP_IGNORE_UNEXPECTED_EOF |
+                       // Our order of suites, not the client's (testssl.sh rates a
+                       // server without one HIGH), except that a client putting
+                       // ChaCha20 first (no AES hardware) gets it.
+                       SSL_OP_CIPHER_SERVER_PREFERENCE | SSL_OP_PRIORITIZE_CHACHA;
+    if (!keys) options |= SSL_OP_NO_TICKET;
+    if (kernel_tls_available()) options |= SSL_OP_ENABLE_KTLS;
+    SSL_CTX_set_options(context, options);
+    // Partial writes: each SSL_write sends one record, and a blocked write is
+    // retried with the queue's front as it is then (see tls/tls_stream.hpp).
+    // (Not SSL_MODE_RELEASE_BUFFERS: it frees and takes the write buffer
+    // again for every record; an idle connection gives both buffers back
+    // instead, see TlsStream::release_buffers.)
+    SSL_CTX_set_mode(context, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+    // TLS 1.3 suites, ours first since the server's order wins: AES-128-GCM
+    // is as safe for this use and about a third cheaper per byte than
+    // AES-256 (OpenSSL's own first choice).
+    SSL_CTX_set_ciphersuites(context,
+                             "TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256");
+    // One read(2) takes every record that arrived, not a header then a body.
+    SSL_CTX_set_read_ahead(context, 1);
+    // Resumption is by tickets only: a per-worker session cache would not
+    // be found by the next connection, which may reach another worker.
+    SSL_CTX_set_session_cache_mode(context, SSL_SESS_CACHE_OFF);
+    SSL_CTX_set_session_id_context(context, session_id_context, sizeof session_id_context);
+    // TLS 1.3: one ticket per handshake (OpenSSL sends two); a browser
+    // resumes with one, and each costs an encryption and a packet's bytes.
+    SSL_CTX_set_num_tickets(context, keys ? 1 : 0);
+    if (keys) keys->install(context);
+    SSL_CTX_set_dh_auto(context, 1);
+    SSL_CTX_set_alpn_select_cb(context, on_alpn, nullptr);
+    SSL_CTX_set_default_passwd_cb(context, no_passphrase);
+    return tls.tls12 ? SSL_CTX_set_cipher_list(context, tls.ciphers.c_str()) == 1 : true;
+}
+
+}  // namespace
+
+bool kernel_tls_available() {
+    static const bool available = [] {
+        std::ifstream ulps("/proc/sys/net/ipv4/tcp_available_ulp");
+        std::string text((std::istreambuf_iterator<char>(ulps)), std::istreambuf_iterator<char>());
+        return text.find("tls") != std::string::npos;
+    }();
+    return available;
+}
+
+ServerTls::Loaded ServerTls::load(const config::Config& config, TicketKeys* keys) {
+    Loaded loaded;
+    const config::TlsConfig& tls = *config.tls;
+    std::unique_ptr<ServerTls> server(new ServerTls());
+    auto error = [&](config::SourcePosition where, std::string message) {
+        loaded.errors.push_back({config.path, where, std::move(message)});
+    };
+    bool ciphers_refused = false;
+    for (const config::CertificateFiles& files : tls.certificates) {
+        clear_openssl_errors();
+        SSL_CTX* context = SSL_CTX_new(TLS_server_method());
+        if (!context) {
+            error(files.where, "cannot create a TLS context: " + take_openssl_errors());
+            continue;
+        }
+        server->certificates_.push_back({context, {}});
+        // Once, and the files are still checked: every problem is reported.
+        if (!apply_policy(context, tls, keys)) {
+            if (!ciphers_refused)
+                error(tls.ciphers_where, "tls.ciphers: no usable cipher in \"" + tls.ciphers +
+                                             "\" (" + take_openssl_errors() + ")");
+            ciphers_refused = true;
+            clear_openssl_errors();
+        }
+        if (std::string why = unreadable(files.cert); !why.empty()) {
+            error(files.where, "cannot read certificate " + files.cert + ": " + why);
+            continue;
+        }
+        if (std::string why = unreadable(files.key); !why.empty()) {
+            error(files.where, "cannot read key " + files.key + ": " + why);
+            continue;
+        }
+        if (SSL_CTX_use_certificate_chain_file(context, files.cert.c_str()) != 1) {
+            error(files.where, "cannot load certificate " + files.cert + ": " +
+                                   take_openssl_errors() + " (expected PEM, leaf first)");
+            continue;
+        }
+        if (SSL_CTX_use_PrivateKey_file(context, files.key.c_str(), SSL_FILETYPE_PEM) != 1) {
+            // A key of the certificate's type is checked against it as it
+            // loads: a good key of another certificate fails here.
+            unsigned long reason = ERR_peek_last_error();
+            if (ERR_GET_LIB(reason) == ERR_LIB_X509 &&
+                ERR_GET_REASON(reason) == X509_R_KEY_VALUES_MISMATCH) {
+                error(files.where,
+                      "key " + files.key + " does not match certificate " + files.cert);
+                clear_openssl_errors();
+                continue;
+            }
+            error(files.where, "cannot load key " + files.key + ": " + take_openssl_errors() +
+                                   " (expected an unencrypted PEM key)");
+            continue;
+        }
+        if (SSL_CTX_check_private_key(context) != 1) {
+            error(files.where, "key " + files.key + " does not match certificate " + files.cert);
+            clear_openssl_errors();
+            continue;
+        }
+        X509* leaf = SSL_CTX_get0_certificate(context);
+        server->certificates_.back().names = names_of(leaf);
+        if (std::string warning = expiry_warning(leaf, files.cert); !warning.empty())
+            loaded.warnings.push_back(std::move(warning));
+        SSL_CTX_set_tlsext_servername_callback(context, on_server_name);
+        SSL_CTX_set_tlsext_servername_arg(context, server.get());
+    }
+    if (loaded.errors.empty()) loaded.tls = std::move(server);
+    return loaded;
+}
+
+ServerTls::~ServerTls() {
+    for (Certificate& certificate : certificates_) SSL_CTX_free(certificate.context);
+}
+
+SSL* ServerTls::new_session(int fd) const {
+    SSL* ssl = SSL_new(certificates_.front().context);
+    if (ssl && SSL_set_fd(ssl, fd) != 1) {
+        SSL_free(ssl);
+        return nullptr;
+    }
+    if (ssl) SSL_set_accept_state(ssl);
+    return ssl;
+}
+
+SSL_CTX* ServerTls::context_for(std::string_view host) const {
+    std::string name = lower(host);
+    if (!name.empty() && name.back() == '.') name.pop_back();
+    for (const Certificate& certificate : certificates_)
+        for (const std::string& covered : certificate.names)
+            if (covered == name) return certificate.context;
+    for (const Certificate& certificate : certificates_)
+        for (const std::string& covered : certificate.names)
+            if (wildcard_covers(covered, name)) return certificate.context;
+    return certificates_.front().context;
+}
+
+int ServerTls::on_server_name(SSL* ssl, int*, void* self) {
+    const char* host = SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name);
+    if (host == nullptr) return SSL_TLSEXT_ERR_NOACK;
+    SSL_CTX* chosen = static_cast<const ServerTls*>(self)->context_for(host);
+    if (chosen != SSL_get_SSL_CTX(ssl)) SSL_set_SSL_CTX(ssl, chosen);
+    return SSL_TLSEXT_ERR_OK;
+}
+
+}  // namespace portico::tls

@@ -1,0 +1,63 @@
+// The server side of TLS for one config: an OpenSSL context per certificate,
+// the choice among them by SNI, ALPN, and the protocol and cipher policy.
+//
+// Loaded by the master (at start, on `portico -t` and on every reload) so a
+// missing file, a key that does not match its certificate or a bad cipher
+// list is a config error with its line, and a reload with a broken file
+// keeps the old config serving. Workers inherit the loaded contexts through
+// fork(): no worker reads a key file, before or after dropping privileges.
+#pragma once
+
+#include <openssl/ssl.h>
+
+#include <ctime>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "config/config.hpp"
+
+namespace portico::tls {
+
+class TicketKeys;
+
+class ServerTls {
+public:
+    struct Loaded {
+        std::unique_ptr<ServerTls> tls;               // set when errors is empty
+        std::vector<config::ConfigError> errors;      // FILE:LINE:COL of the entry
+        std::vector<std::string> warnings;            // certificates about to expire
+    };
+    // `keys`: the shared ticket keys (nullptr: no tickets).
+    static Loaded load(const config::Config& config, TicketKeys* keys);
+
+    ~ServerTls();
+    ServerTls(const ServerTls&) = delete;
+    ServerTls& operator=(const ServerTls&) = delete;
+
+    // A server-side session on the accepted socket, nullptr when OpenSSL
+    // has no memory for one.
+    SSL* new_session(int fd) const;
+
+    // The context whose certificate names `host` (exact, then wildcard
+    // "*.example.com" for one label); the first certificate's when none does.
+    SSL_CTX* context_for(std::string_view host) const;
+
+private:
+    struct Certificate {
+        SSL_CTX* context = nullptr;
+        std::vector<std::string> names;  // lower case, from the SAN DNS names or else the CN
+    };
+
+    ServerTls() = default;
+    static int on_server_name(SSL* ssl, int* alert, void* self);
+
+    std::vector<Certificate> certificates_;
+};
+
+// Whether the kernel can take over TLS record encryption (kTLS: the "tls"
+// upper-layer protocol is available), so files can go out with SSL_sendfile.
+bool kernel_tls_available();
+
+}  // namespace portico::tls
