@@ -89,6 +89,9 @@ certificates = [{ cert = "${path.join(dir, 'cert.pem')}", key = "${path.join(dir
 
 [upstream.app]
 servers = ["127.0.0.1:${appPort}"]
+# Idle connections would otherwise close 4 s after the traffic, while the
+# test compares the page's idle count with /stats.
+idle_timeout = "120s"
 
 [[location]]
 name = "files"
