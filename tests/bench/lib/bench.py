@@ -15,6 +15,7 @@ markdown report. Standard library only.
     bench.py record --out F ...        one measured cell -> one JSON line
     bench.py na --out F ...            a cell that could not run -> one JSON line
     bench.py callgrind-total FILE      the Ir total of a callgrind.out file
+    bench.py callgrind-objects FILE... the Ir of each object (binary, library), as JSON
     bench.py strace-summary FILE       the calls of a strace -c summary, as JSON
     bench.py conns PORT N PATH         open N keep-alive connections, one request each, hold
     bench.py render --dir D --out F    the markdown report from D/*.jsonl
@@ -274,6 +275,36 @@ def callgrind_total(path):
             if line.startswith(("summary:", "totals:")):
                 return int(line.split()[1])
     raise SystemExit(f"no totals in {path}")
+
+
+def callgrind_objects(path, into):
+    """Adds each object's own (exclusive) Ir in a callgrind.out file to `into`.
+
+    Cost lines belong to the function named last, in the object named last;
+    the line after a calls= line is the inclusive cost of a call and is
+    skipped, so nothing is counted twice. Names may be compressed: "(7) name"
+    in an ob= or cob= line defines id 7, a later "(7)" refers to it.
+    """
+    names, obj, skip_next = {}, "???", False
+    with open(path, errors="replace") as f:
+        for line in f:
+            if line.startswith(("ob=", "cob=")):
+                ref = line.split("=", 1)[1].strip()
+                m = re.match(r"^\((\d+)\)\s*(.*)$", ref)
+                if m and m.group(2):
+                    names[m.group(1)] = m.group(2)
+                if line.startswith("ob="):
+                    obj = names.get(m.group(1), ref) if m else ref
+            elif line.startswith("calls="):
+                skip_next = True
+            elif line[:1].isdigit() or line[:1] in "+-*":
+                if skip_next:
+                    skip_next = False
+                    continue
+                fields = line.split()
+                if len(fields) >= 2:
+                    into[obj] = into.get(obj, 0) + int(fields[1])
+    return into
 
 
 def strace_summary(path):
@@ -978,6 +1009,11 @@ def main():
                   + (f"  [{'; '.join(r['problems'])}]" if r.get("problems") else ""))
     elif cmd == "callgrind-total":
         print(sum(callgrind_total(a) for a in args))
+    elif cmd == "callgrind-objects":
+        objects = {}
+        for a in args:
+            callgrind_objects(a, objects)
+        print(json.dumps(objects))
     elif cmd == "strace-summary":
         print(json.dumps(strace_summary(args[0])))
     elif cmd == "cost-row":
