@@ -518,6 +518,12 @@ void ClientConnection::on_tls_io(int events) {
     }
     if (!tls_->established()) {
         on_readable();
+        // The records the handshake's end held back go now if no response
+        // took them along.
+        if (state_ == State::closed || !tls_) return;
+        tls::TlsStream::Step held = tls_->send_held();
+        if (held == tls::TlsStream::Step::failed) close();
+        else if (held == tls::TlsStream::Step::blocked) update_poll();
         return;
     }
     // A blocked write goes on whichever way the socket became ready; a

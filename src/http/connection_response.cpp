@@ -158,8 +158,12 @@ void ClientConnection::queue_chunk(std::span<const std::string_view> pieces, boo
 }
 
 void ClientConnection::send_owned_body(std::string_view bytes, std::shared_ptr<const void> owner) {
+    if (state_ == State::closed) return;
+    if (!r_->head_committed) commit_head();
     r_->body_owner = std::move(owner);
-    send_body(bytes);
+    // Queued like a file range: a whole body, written by end_response (and
+    // over TLS with the close_notify when the connection closes after it).
+    if (!r_->parser.request().is_head()) r_->output.push_memory(bytes);
 }
 
 void ClientConnection::send_file(int fd, off_t offset, uint64_t length,
@@ -282,6 +286,8 @@ void ClientConnection::respond_text(int status, std::string_view body) {
 void ClientConnection::flush_output() {
     if (state_ == State::closed || r_ == nullptr) return;
     uint64_t sent_before = bytes_sent_;
+    if (tls_ && close_after_response_ && r_->response_ended) [[unlikely]]
+        tls_->close_after_output();
     OutputQueue::FlushResult result =
         tls_ ? r_->output.flush(*tls_, server_.tls_staging.get(), server_.tls_staging_size, bytes_sent_)
              : r_->output.flush(fd_, bytes_sent_);

@@ -68,8 +68,8 @@ public:
     // one writev with whatever is queued before them); `last`: they end the
     // response, as end_response() would, in the same write.
     virtual void send_body_pieces(std::span<const std::string_view> pieces, bool last) = 0;
-    // The same, with `owner` keeping the bytes alive until the response has
-    // been sent (a cached file's contents).
+    // A whole body, with `owner` keeping the bytes alive until the response
+    // has been sent (a cached file's contents); written by end_response.
     virtual void send_owned_body(std::string_view bytes, std::shared_ptr<const void> owner) = 0;
     // `owner` keeps the descriptor open until the response has been sent.
     virtual void send_file(int fd, off_t offset, uint64_t length,

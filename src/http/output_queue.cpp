@@ -99,8 +99,11 @@ OutputQueue::FlushResult OutputQueue::flush(tls::TlsStream& stream, char* stagin
         return step == Step::done ? FlushResult::done
                : step == Step::blocked ? FlushResult::would_block : FlushResult::failed;
     };
-    // Records kept from the last flush go before any new one.
-    if (FlushResult result = send(); result != FlushResult::done) return result;
+    // Records the socket did not take last time go before any new one (and
+    // records held back on purpose go with the new ones, in one write).
+    if (stream.has_unsent()) {
+        if (FlushResult result = send(); result != FlushResult::done) return result;
+    }
     uint64_t sent_before = sent;
     while (!empty()) {
         const Piece& front = pieces_[first_];
@@ -131,6 +134,7 @@ OutputQueue::FlushResult OutputQueue::flush(tls::TlsStream& stream, char* stagin
             sent += static_cast<uint64_t>(written);
             done += static_cast<size_t>(written);
         }
+        if (empty()) stream.add_close_notify();
         if (FlushResult result = send(); result != FlushResult::done) return result;
         if (!empty() && sent - sent_before >= max_bytes_per_flush) return FlushResult::would_block;
     }

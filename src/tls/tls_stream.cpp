@@ -1,8 +1,10 @@
 #include "tls/tls_stream.hpp"
 
 #include <openssl/err.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 
 #include "core/io_poller.hpp"
@@ -67,16 +69,16 @@ TlsStream::TlsStream(SSL* ssl, int fd, WriteGather& gather)
 }
 
 TlsStream::Step TlsStream::send_gathered() {
+    holding_ = false;
     if (gathered_.empty() && unsent_.empty()) return Step::done;
-    // Nothing overtakes what an earlier call could not send.
-    if (!unsent_.empty()) {
-        unsent_.append(gathered_);
-        gathered_.clear();
-    }
-    std::string_view pending = unsent_.empty() ? std::string_view(gathered_) : unsent_;
+    // Nothing overtakes what an earlier call kept: it goes first, in the
+    // same writev.
+    iovec pieces[2] = {{unsent_.data(), unsent_.size()}, {gathered_.data(), gathered_.size()}};
+    int first = unsent_.empty() ? 1 : 0;
+    int count = gathered_.empty() ? 1 : 2 - first;
     ssize_t written;
     do {
-        written = ::write(fd_, pending.data(), pending.size());
+        written = ::writev(fd_, pieces + first, count);
     } while (written < 0 && errno == EINTR);
     if (written < 0 && errno != EAGAIN) {
         failure_ = "socket error";
@@ -84,14 +86,15 @@ TlsStream::Step TlsStream::send_gathered() {
         return Step::failed;
     }
     size_t sent = written < 0 ? 0 : static_cast<size_t>(written);
-    if (unsent_.empty()) {
-        if (sent < gathered_.size()) unsent_.assign(gathered_, sent);
-        gathered_.clear();
-    } else if (sent == unsent_.size()) {
+    size_t from_unsent = std::min(sent, unsent_.size());
+    if (from_unsent == unsent_.size() && from_unsent > 0) {
         std::string().swap(unsent_);  // an idle connection keeps no memory
     } else {
-        unsent_.erase(0, sent);
+        unsent_.erase(0, from_unsent);
     }
+    size_t from_gathered = sent - from_unsent;
+    if (from_gathered < gathered_.size()) unsent_.append(gathered_, from_gathered);
+    gathered_.clear();
     return unsent_.empty() ? Step::done : Step::blocked;
 }
 
@@ -123,6 +126,13 @@ ssize_t TlsStream::blocked_or_failed(int result, int& wants) {
 TlsStream::Step TlsStream::handshake() {
     read_wants_ = 0;
     int result = SSL_do_handshake(ssl_);
+    if (result == 1 && unsent_.empty()) {
+        established_ = true;
+        unsent_.assign(gathered_);  // not swap: the worker's buffer keeps its capacity
+        gathered_.clear();
+        holding_ = !unsent_.empty();
+        return Step::done;
+    }
     if (send_gathered() == Step::failed) return Step::failed;
     if (result == 1) {
         established_ = true;
@@ -167,9 +177,14 @@ ssize_t TlsStream::send_file(int fd, off_t offset, size_t size) {
     return -1;
 }
 
+void TlsStream::add_close_notify() {
+    if (close_after_output_ && established_ && SSL_get_shutdown(ssl_) == 0) SSL_shutdown(ssl_);
+}
+
 void TlsStream::shutdown() {
     if (established_ && !(SSL_get_shutdown(ssl_) & SSL_RECEIVED_SHUTDOWN)) {
-        SSL_shutdown(ssl_);
+        // A second SSL_shutdown would wait for the client's close_notify.
+        if (!(SSL_get_shutdown(ssl_) & SSL_SENT_SHUTDOWN)) SSL_shutdown(ssl_);
         send_gathered();
     }
     gathered_.clear();

@@ -9,7 +9,7 @@
 // readable again (IoWatcher::report_soon).
 //
 // Writes: OpenSSL's records are gathered in the worker's WriteGather (a BIO
-// of ours that only appends) and sent by send_gathered() with one write(2),
+// of ours that only appends) and sent by send_gathered() with one writev(2),
 // however many records a flush made: a 100 KiB response is 7 records, and
 // with OpenSSL writing the socket itself it would be 7 system calls (nginx's
 // ssl_buffer_size has the same cost). What the socket does not take is kept
@@ -61,7 +61,10 @@ public:
     TlsStream& operator=(const TlsStream&) = delete;
 
     enum class Step { done, blocked, failed };
-    // Goes on with the handshake. `blocked`: wait for read_wants().
+    // Goes on with the handshake. `blocked`: wait for read_wants(). When it
+    // ends, the records OpenSSL wrote last (TLS 1.3's session tickets) are
+    // held for the first response's write, one segment instead of two; the
+    // connection calls send_held() once its I/O turn is over.
     Step handshake();
     bool established() const { return established_; }
 
@@ -76,7 +79,10 @@ public:
     // Sends what the writes gathered, after what an earlier call could not
     // send. `blocked`: some is kept; wait for writability.
     Step send_gathered();
-    bool has_unsent() const { return !unsent_.empty(); }
+    // Records the socket did not take: the connection waits for writability.
+    bool has_unsent() const { return !unsent_.empty() && !holding_; }
+    // Sends the records handshake() held back, if it did.
+    Step send_held() { return holding_ ? send_gathered() : Step::done; }
 
     // With kernel TLS: a file range the kernel encrypts (SSL_sendfile);
     // the same results as write().
@@ -91,7 +97,12 @@ public:
     // will not report.
     bool has_buffered_input() const { return SSL_has_pending(ssl_) == 1; }
 
-    // Best effort: a close_notify if the socket takes it now.
+    // The connection closes once its output is sent: the close_notify is
+    // written with the last records (add_close_notify), one write fewer.
+    void close_after_output() { close_after_output_ = true; }
+    void add_close_notify();
+    // Best effort: a close_notify (unless one went already), and what is
+    // unsent, if the socket takes it now.
     void shutdown();
     // Between requests: OpenSSL's read and write buffers go back to the
     // allocator (when they hold nothing), so an idle connection stays small.
@@ -113,7 +124,9 @@ private:
     SSL* ssl_;
     int fd_;
     std::string& gathered_;
-    std::string unsent_;  // ciphertext the socket did not take yet
+    std::string unsent_;  // ciphertext the socket did not take yet, or held
+    bool holding_ = false;  // unsent_ is held back, not blocked
+    bool close_after_output_ = false;
     int read_wants_ = 0;
     int write_wants_ = 0;
     bool established_ = false;

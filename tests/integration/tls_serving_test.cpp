@@ -323,3 +323,56 @@ TEST_CASE("tls: respond, keep-alive and pipelined requests on one TLS connection
     CHECK(last->header("connection") == "close");
     CHECK(reader.read_until_close(2s));
 }
+
+// The server holds the session ticket it writes as the handshake ends, so
+// that it shares a write with the first response, and writes the
+// close_notify with a response's last records when the connection closes
+// after it. Neither may be lost: a client that sends nothing after its
+// Finished still gets its ticket, and a Connection: close response, from
+// the memory cache, from disk, from `respond` or from the upstream, ends
+// with a close_notify.
+TEST_CASE("tls: the ticket comes without a request, and Connection: close ends with close_notify",
+          "[tls]") {
+    Certificates certs;
+    Site site;
+    UpstreamServer upstream(app);
+    site.write("small.txt", "a small file, kept in memory\n");
+    site.write("medium.bin", random_bytes(100 * 1000 + 7, 3));
+    Portico portico(serving_config(certs, site, upstream.address()));
+    uint16_t port = tls_port(portico);
+
+    {
+        TlsOptions options = sni_a();
+        options.min_version = options.max_version = TLS1_3_VERSION;
+        TlsClient client(port, options);
+        REQUIRE(client.handshake());
+        // Nothing is sent: the read times out, having taken the ticket.
+        char byte;
+        CHECK(client.read_some(&byte, 1, 500) == -1);
+        SSL_SESSION* session = client.take_session();
+        REQUIRE(session != nullptr);
+        CHECK(SSL_SESSION_has_ticket(session) == 1);
+        SSL_SESSION_free(session);
+        // The connection still serves.
+        REQUIRE(client.send(get("/small.txt")));
+        ResponseReader reader(client);
+        auto response = reader.read();
+        REQUIRE(response);
+        CHECK(response->body == "a small file, kept in memory\n");
+    }
+
+    for (const std::string target : {"/small.txt", "/medium.bin", "/respond", "/app/x"}) {
+        INFO(target);
+        TlsClient client(port, sni_a());
+        REQUIRE(client.handshake());
+        REQUIRE(client.send(get(target, "Connection: close\r\n")));
+        ResponseReader reader(client);
+        auto response = reader.read();
+        REQUIRE(response);
+        CHECK((response->status == 200 || response->status == 201));
+        CHECK(response->header("connection") == "close");
+        char byte;
+        CHECK(client.read_some(&byte, 1, 5000) == 0);
+        CHECK(client.close_notify_received());
+    }
+}

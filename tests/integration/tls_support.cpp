@@ -231,6 +231,10 @@ TlsClient::~TlsClient() {
     if (fd_ >= 0) ::close(fd_);
 }
 
+bool TlsClient::close_notify_received() const {
+    return (SSL_get_shutdown(ssl_) & SSL_RECEIVED_SHUTDOWN) != 0;
+}
+
 void TlsClient::abort() {
     if (fd_ < 0) return;
     linger reset{1, 0};

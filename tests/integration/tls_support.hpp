@@ -116,6 +116,9 @@ public:
     // offer really was made).
     int offered_ciphers() const;
 
+    // The server ended the stream with a close_notify (not a bare close).
+    bool close_notify_received() const;
+
     int fd() const { return fd_; }
     // Closes the TCP connection without a close_notify (a client that leaves).
     void abort();
