@@ -560,14 +560,19 @@ record_na() { # record_na SCENARIO SERVER REASON: all its cells
   echo "  $1 $2: n/a ($3)"
 }
 
+# Rounds are interleaved: each repeat runs every server once, and the
+# servers' order rotates from one repeat to the next, so a machine that
+# drifts during a run does not favour whoever always goes first.
 throughput() {
-  local rep scenario server url load cells cell na warm env
+  local rep scenario server url load cells cell na warm env servers i
   declare -A na_done=()
   for ((rep = 1; rep <= REPEAT; rep++)); do
     START_TAG="repeat $rep"
     for scenario in $SCENARIOS; do
       in_list "$scenario" "$F_SCENARIOS" || continue
-      for server in $(servers_of "$scenario"); do
+      read -r -a servers <<<"$(servers_of "$scenario")"
+      for ((i = 0; i < ${#servers[@]}; i++)); do
+        server=${servers[$(((i + rep - 1) % ${#servers[@]}))]}
         in_list "$server" "$F_SERVERS" || continue
         mapfile -t cells < <(cells_of "$scenario" "$server")
         [ ${#cells[@]} -eq 0 ] && continue
