@@ -6,7 +6,11 @@
 #include <linux/capability.h>
 #include <pwd.h>
 #include <signal.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <sstream>
@@ -45,9 +49,24 @@ bool exits_within(pid_t pid, std::chrono::milliseconds timeout) {
     return false;
 }
 
-std::string config_serving(const std::string& root) {
-    return "[server]\nlisten = [\"{listen}\"]\nworkers = 1\nuser = \"nobody\"\n\n"
+std::string config_serving(const std::string& root, const std::string& listen = "{listen}") {
+    return "[server]\nlisten = [\"" + listen + "\"]\nworkers = 1\nuser = \"nobody\"\n\n"
            "[[location]]\nprefix = \"/\"\nroot = '" + root + "'\n";
+}
+
+// A free privileged port on 127.0.0.1 (only root may bind it), or 0.
+uint16_t free_privileged_port() {
+    for (uint16_t port = 1023; port >= 900; --port) {
+        int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+        sockaddr_in address{};
+        address.sin_family = AF_INET;
+        address.sin_port = htons(port);
+        address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        bool bound = ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0;
+        ::close(fd);
+        if (bound) return port;
+    }
+    return 0;
 }
 
 }  // namespace
@@ -106,4 +125,35 @@ TEST_CASE("a worker that cannot switch users exits and never serves as root", "[
     client.send("GET /public.txt HTTP/1.1\r\nHost: test\r\n\r\n");
     CHECK_FALSE(client.read_response(500ms));
     CHECK(portico.log().find("worker 0 started") == std::string::npos);
+}
+
+TEST_CASE("the master binds a port below 1024 and workers running as nobody serve it", "[user]") {
+    const struct passwd* nobody = getpwnam("nobody");
+    REQUIRE(nobody);
+    uint16_t port = free_privileged_port();
+    REQUIRE(port != 0);
+    TempDir site;
+    REQUIRE(::chmod(site.path().c_str(), 0755) == 0);
+    site.write("www/public.txt", "for everyone\n");
+    Portico portico(config_serving(site.path() + "/www", "127.0.0.1:" + std::to_string(port)));
+    REQUIRE(portico.port() == port);
+
+    auto response = fetch(port, "/public.txt");
+    REQUIRE(response);
+    CHECK(response->status == 200);
+    CHECK(response->body == "for everyone\n");
+    std::vector<pid_t> workers = portico.worker_pids();
+    REQUIRE(workers.size() == 1);
+    CHECK(status_field(workers[0], "Uid") == four_times(nobody->pw_uid));
+
+    // A reload keeps the privileged socket: the new worker, nobody too,
+    // serves it without binding anything itself.
+    portico.signal(SIGHUP);
+    REQUIRE(portico.wait_for_log("reloaded: 1 new workers"));
+    std::this_thread::sleep_for(200ms);
+    auto after = fetch(port, "/public.txt");
+    REQUIRE(after);
+    CHECK(after->status == 200);
+    for (pid_t worker : portico.worker_pids())
+        CHECK(status_field(worker, "Uid") == four_times(nobody->pw_uid));
 }
