@@ -4,6 +4,7 @@
 // to loopback aliases, 127.0.0.2 and 127.0.0.3, where the test's upstream
 // servers listen on one port. One worker, so one resolver and one balancer
 // see everything.
+#include <signal.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -211,5 +212,35 @@ TEST_CASE("resolve: a failed lookup keeps the last addresses and is logged once"
 
     hosts.map_to({"127.0.0.1"});
     REQUIRE(portico.wait_for_log("the name resolves again", 1, 5s));
+    CHECK(flow.failures() == 0);
+}
+
+TEST_CASE("without resolve, a name is looked up at load and on reload, never between",
+          "[proxy][resolve]") {
+    HostsFileEntry hosts(unique_name());
+    if (!hosts.writable()) {
+        WARN("skipped: the resolve tests write /etc/hosts, which needs root (CI runs as root)");
+        return;
+    }
+    UpstreamServer first(answer_as("first"), 0, "127.0.0.2");
+    UpstreamServer second(answer_as("second"), first.port(), "127.0.0.3");
+    hosts.map_to({"127.0.0.2"});
+    Portico portico(proxy_config({hosts.name() + ":" + std::to_string(first.port())}, ""));
+    RequestFlow flow(portico.port());
+    REQUIRE(flow.first_from("first", Clock::now() - 1h, 5s));
+
+    // The name moves: the workers keep the address they were given.
+    hosts.map_to({"127.0.0.3"});
+    auto moved_at = Clock::now();
+    std::this_thread::sleep_for(1500ms);
+    for (const auto& answer : flow.answers())
+        if (answer.sent >= moved_at) CHECK(answer.body == "first");
+
+    // A reload looks it up again.
+    portico.signal(SIGHUP);
+    REQUIRE(portico.wait_for_log("reloaded:", 1, 5s));
+    auto reloaded_at = Clock::now();
+    REQUIRE(flow.first_from("second", reloaded_at, 5s));
+    flow.stop();
     CHECK(flow.failures() == 0);
 }
