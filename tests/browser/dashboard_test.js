@@ -300,6 +300,28 @@ async function waitForFreshRead(page) {
     { timeout: 10_000 }, before);
 }
 
+// On a phone's width the page does not scroll sideways: every chart and
+// number fits the screen, or sits in a table box that scrolls by itself
+// (`.scroll`) and fits the screen.
+async function checkPhoneLayout(page) {
+  const layout = await page.evaluate(() => {
+    const width = document.documentElement.clientWidth;
+    const past = (element) => {
+      const box = element.getBoundingClientRect();
+      return box.left < -1 || box.right > width + 1;
+    };
+    const wider = [...document.querySelectorAll('#live-view svg, #live-view [data-stat]')]
+      .filter((element) => element.getClientRects().length > 0)
+      .map((element) => element.closest('.scroll') ?? element)
+      .filter(past)
+      .map((element) => `${element.tagName}.${element.className?.baseVal ?? element.className}` +
+        `[${element.dataset?.stat ?? ''}]`);
+    return { width, scrollWidth: document.documentElement.scrollWidth, wider };
+  });
+  assert.ok(layout.scrollWidth <= layout.width, `phone: scrolls sideways ${JSON.stringify(layout)}`);
+  assert.equal(layout.wider.length, 0, `phone: past the screen's edge ${JSON.stringify(layout)}`);
+}
+
 // ---- the test ---------------------------------------------------------------
 
 async function checkLiveView(page, metricsPort, trafficPort, tls) {
@@ -460,6 +482,7 @@ async function main() {
     // Narrower, not isMobile, which would reload the page and lose its history.
     await page.setViewport({ width: 390, height: 844 });
     await page.screenshot({ path: path.join(out, 'dashboard-phone.png') });
+    await checkPhoneLayout(page);
     await page.setViewport({ width: 1280, height: 900 });
 
     await checkCompareView(page, metricsPort, trafficPort);
