@@ -537,13 +537,14 @@ run_cell() {
       cmd=(h2load --h1 -n "$AB_N" -c 50 -H "Connection: close" --tls13-ciphers="$TLS_SUITE"
            --groups="$TLS_GROUP" "$target") ;;
   esac
-  read -r pids c0 a0 s0 u0 < <($PY before "$SRV_PID" "$APP_PID")
+  read -r pids c0 a0 s0 u0 w0 < <($PY before "$SRV_PID" "$APP_PID")
   /usr/bin/time -f '%U %S %e' -o "$base.time" \
     timeout -k 5 "$limit" taskset -c $CLIENT_CPU "${env[@]}" "${cmd[@]}" >"$base.out" 2>"$base.err"
   printf '  %-10s %-8s %-10s %-11s #%s ' "$scenario" "$server" "$load" "$url" "$rep"
   $PY record --out "$CELLS" --scenario "$scenario" --server "$server" --load "$load" --url "$url" \
     --rep "$rep" --tool "$tool" --stdout "$base.out" --stderr "$base.err" --time "$base.time" \
-    --pids "$pids" --app-pid "$APP_PID" --cpu0 "$c0" --app0 "$a0" --stat0 "$s0" --user0 "$u0"
+    --pids "$pids" --app-pid "$APP_PID" --cpu0 "$c0" --app0 "$a0" --stat0 "$s0" --user0 "$u0" \
+    --switches0 "$w0"
   sleep 0.5   # let the last connections close
 }
 

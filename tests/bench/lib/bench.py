@@ -77,6 +77,20 @@ def cpu_split(pids):
     return user, system
 
 
+def switches(pids):
+    """Voluntary and involuntary context switches of these processes' threads, as 'v,i'."""
+    vol = invol = 0
+    for pid in pids:
+        try:
+            tasks = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue
+        for task in tasks:
+            vol += status_value(f"{pid}/task/{task}", "voluntary_ctxt_switches")
+            invol += status_value(f"{pid}/task/{task}", "nonvoluntary_ctxt_switches")
+    return f"{vol},{invol}"
+
+
 def cpu_ticks(pids):
     return sum(cpu_split(pids))
 
@@ -96,7 +110,7 @@ def cpu_lines():
     return f"{b0},{t0},{b1},{t1}"
 
 
-def status_kb(pid, key):
+def status_value(pid, key):
     try:
         with open(f"/proc/{pid}/status") as f:
             for line in f:
@@ -516,7 +530,8 @@ def aggregate(rows):
             continue
         agg = {"repeats": len(ok), "failed_repeats": len(failed)}
         for field in ("rps", "p50_ms", "p99_ms", "cpu_us_per_req", "cpu_user_us_per_req",
-                      "cpu_sys_us_per_req", "app_cpu_us_per_req",
+                      "cpu_sys_us_per_req", "app_cpu_us_per_req", "vol_switches_per_req",
+                      "invol_switches_per_req",
                       "client_cpu_pct", "hwm_kb", "requests", "noise_cpu0_pct", "noise_cpu1_pct"):
             agg[field] = median([r.get(field) for r in ok])
         agg["errors"] = (sum(r.get("non2xx3xx", 0) + r.get("socket_errors", 0) for r in ok)
@@ -539,6 +554,14 @@ def fmt(value, digits=0):
     if digits == 0:
         return f"{value:,.0f}"
     return f"{value:,.{digits}f}"
+
+
+def fmt_switches(row):
+    """Voluntary / involuntary context switches per request, or "–"."""
+    vol, invol = row.get("vol_switches_per_req"), row.get("invol_switches_per_req")
+    if vol is None or invol is None:
+        return "–"
+    return f"{vol:.3f} / {invol:.3f}"
 
 
 def fmt_ms(value):
@@ -737,16 +760,16 @@ def render(directory, out_path, title):
     L.append("## Details per cell")
     L.append("")
     L.append("| scenario | load | URL | server | req/s (min–max) | p50 ms | p99 ms | "
-             "server CPU µs/req | user / sys µs/req | app CPU µs/req | peak RSS KiB | "
-             "client CPU % | others on CPU 0 / 1 % | errors |")
-    L.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+             "server CPU µs/req | user / sys µs/req | switches/req vol / invol | "
+             "app CPU µs/req | peak RSS KiB | client CPU % | others on CPU 0 / 1 % | errors |")
+    L.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for scenario, load, url in detail_rows:
         for s in SERVERS:
             c = cells.get((scenario, load, url, s))
             if c is None:
                 continue
             if "na" in c:
-                L.append(f"| {scenario} | {load} | `{url}` | {s} | n/a: {c['na']} | | | | | | | | | |")
+                L.append(f"| {scenario} | {load} | `{url}` | {s} | n/a: {c['na']} | | | | | | | | | | |")
                 continue
             lo, hi = c["rps_spread"]
             err = str(c["errors"]) if c["errors"] else "0"
@@ -756,11 +779,14 @@ def render(directory, out_path, title):
             L.append(f"| {scenario} | {load} | `{url}` | {s} | {fmt(c['rps'])} "
                      f"({fmt(lo)}–{fmt(hi)}) | {fmt_ms(c['p50_ms'])} | {fmt_ms(c['p99_ms'])} | "
                      f"{fmt(c['cpu_us_per_req'], 1)} | {fmt(c.get('cpu_user_us_per_req'), 1)} / "
-                     f"{fmt(c.get('cpu_sys_us_per_req'), 1)} | {app_cpu} | {fmt(c['hwm_kb'])} | "
+                     f"{fmt(c.get('cpu_sys_us_per_req'), 1)} | {fmt_switches(c)} | "
+                     f"{app_cpu} | {fmt(c['hwm_kb'])} | "
                      f"{fmt(c['client_cpu_pct'])}{' ‡' if c['client_bound'] else ''} | "
                      f"{fmt(c.get('noise_cpu0_pct'))} / {fmt(c.get('noise_cpu1_pct'))} | {err} |")
     L.append("")
-    L.append("user / sys: the same CPU split into utime and stime. "
+    L.append("user / sys: the same CPU split into utime and stime. switches/req: the "
+             "voluntary (the server slept: nothing to do) and involuntary (it was preempted) "
+             "context switches of all the server's threads (/proc/PID/task/*/status), per request. "
              "peak RSS: VmHWM summed over the server's processes, reset before each run "
              "(`/proc/PID/clear_refs` 5). app CPU: the Node app's utime+stime per request "
              "in the same run (what the proxy's way of talking to it costs the app). "
@@ -841,11 +867,12 @@ def main():
         print(cpu_ticks(args))
     elif cmd == "before":
         # before SERVER_PID APP_PID: reset the peak RSS of the server's processes,
-        # print "PIDS(comma) SERVER_TICKS APP_TICKS CPUSTAT SERVER_USER_TICKS" for `record`.
+        # print "PIDS(comma) SERVER_TICKS APP_TICKS CPUSTAT SERVER_USER_TICKS SWITCHES" for `record`.
         pids = tree(args[0])
         clear_hwm(pids)
         user, system = cpu_split(pids)
-        print(",".join(map(str, pids)), user + system, cpu_ticks([args[1]]), cpu_lines(), user)
+        print(",".join(map(str, pids)), user + system, cpu_ticks([args[1]]), cpu_lines(), user,
+              switches(pids))
     elif cmd == "foreign-listeners":
         # foreign-listeners PORT ROOT_PID: listeners on PORT outside ROOT_PID's tree
         mine = set(tree(args[1]))
@@ -863,7 +890,7 @@ def main():
     elif cmd == "clearhwm":
         clear_hwm(args)
     elif cmd == "mem":
-        print(sum(status_kb(p, "VmHWM") for p in args), sum(status_kb(p, "VmRSS") for p in args))
+        print(sum(status_value(p, "VmHWM") for p in args), sum(status_value(p, "VmRSS") for p in args))
     elif cmd == "check":
         import http.client
         context = None
@@ -900,7 +927,7 @@ def main():
         p = argparse.ArgumentParser(prog=f"bench.py {cmd}")
         for name in ("out", "scenario", "server", "load", "url", "rep", "tool", "stdout",
                      "time", "cpu0", "cpu1", "app0", "app1", "hwm", "na", "stat0", "stat1",
-                     "pids", "app-pid", "user0", "user1", "stderr"):
+                     "pids", "app-pid", "user0", "user1", "stderr", "switches0", "switches1"):
             p.add_argument("--" + name)
         o = p.parse_args(args)
         if o.pids:  # the "after" readings, first thing
@@ -909,7 +936,8 @@ def main():
             o.cpu1, o.user1 = str(user + system), str(user)
             o.app1 = str(cpu_ticks([o.app_pid])) if o.app_pid else None
             o.stat1 = cpu_lines()
-            o.hwm = str(sum(status_kb(p, "VmHWM") for p in pids))
+            o.switches1 = switches(pids)
+            o.hwm = str(sum(status_value(p, "VmHWM") for p in pids))
         row = {"scenario": o.scenario, "server": o.server, "load": o.load, "url": o.url,
                "rep": int(o.rep or 0), "ts": time.time()}
         if cmd == "na":
@@ -928,6 +956,10 @@ def main():
                 row["cpu_user_us_per_req"] = user_ticks / CLK_TCK * 1e6 / n if n else None
                 row["cpu_sys_us_per_req"] = ((ticks - user_ticks) / CLK_TCK * 1e6 / n
                                              if n else None)
+            if o.switches0 and o.switches1 and n:
+                (v0, i0), (v1, i1) = ((int(x) for x in w.split(",")) for w in (o.switches0, o.switches1))
+                row["vol_switches_per_req"] = (v1 - v0) / n
+                row["invol_switches_per_req"] = (i1 - i0) / n
             if o.app0 and o.app1 and o.server != "app":
                 app_ticks = int(o.app1) - int(o.app0)
                 row["app_cpu_us_per_req"] = app_ticks / CLK_TCK * 1e6 / n if n else None
@@ -964,7 +996,7 @@ def main():
             print(f"{row['rps']:>10,.0f} req/s  p99 {fmt_ms(row['p99_ms']):>6} ms  "
                   f"server {fmt(row['cpu_us_per_req'], 1):>6} µs/req "
                   f"({fmt(row.get('cpu_user_us_per_req'), 1)} user + "
-                  f"{fmt(row.get('cpu_sys_us_per_req'), 1)} sys)  "
+                  f"{fmt(row.get('cpu_sys_us_per_req'), 1)} sys, switches {fmt_switches(row)})  "
                   f"client {fmt(row.get('client_cpu_pct'))}%  "
                   f"others cpu0/1 {fmt(row.get('noise_cpu0_pct'))}/{fmt(row.get('noise_cpu1_pct'))}%  "
                   f"errors {row['non2xx3xx'] + row['socket_errors']}"
