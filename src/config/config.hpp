@@ -14,6 +14,8 @@
 #include <utility>
 #include <vector>
 
+#include "config/coding.hpp"
+
 namespace portico::config {
 
 using Duration = std::chrono::milliseconds;
@@ -132,6 +134,24 @@ struct RespondConfig {
     std::string body;
 };
 
+// compress = true, or a table: what a location compresses on the fly, and
+// how hard (see README "Compression").
+struct CompressConfig {
+    // Media types, lowercased: "type/subtype", or "type/*" for all of a type.
+    std::vector<std::string> types{"text/*", "application/javascript", "application/json",
+                                   "image/svg+xml"};
+    // A response whose length is known and below this goes out as it is:
+    // the coding's own framing would eat most of what it saves.
+    uint64_t min_length = 256;
+    int gzip_level = 5;    // zlib, 1..9
+    int brotli_level = 4;  // 0..11
+    int zstd_level = 3;    // 1..19
+
+    int level(Coding coding) const {
+        return coding == Coding::br ? brotli_level : coding == Coding::zstd ? zstd_level : gzip_level;
+    }
+};
+
 struct LocationConfig {
     std::string name;  // label in metrics and logs; defaults to the match text
     MatchKind match = MatchKind::prefix;
@@ -142,7 +162,9 @@ struct LocationConfig {
     // root = "DIR": static files (absolute path, resolved against the config folder)
     std::optional<std::string> root;
     std::vector<std::string> index{"index.html"};
-    bool gzip_static = false;
+    // Sidecars FILE.br, FILE.zst, FILE.gz sent to clients that accept them
+    // (precompressed = [...]; gzip_static = true is gzip alone).
+    CodingSet precompressed;
     std::optional<std::string> cache_control;
     bool dotfiles = false;
 
@@ -153,6 +175,10 @@ struct LocationConfig {
 
     std::optional<RespondConfig> respond;
     HeaderList headers;  // added to every response of this location
+
+    // Responses of this location are compressed on the fly (static and
+    // proxied alike); nullopt: never.
+    std::optional<CompressConfig> compress;
 };
 
 struct Config {

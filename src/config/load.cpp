@@ -4,6 +4,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 
@@ -83,6 +85,14 @@ std::string resolve_path(const LoadContext& context, std::string_view path) {
         text.pop_back();
     }
     return text;
+}
+
+bool is_token(std::string_view text) {
+    constexpr std::string_view symbols = "!#$%&'*+-.^_`|~";
+    auto token_char = [symbols](unsigned char c) {
+        return std::isalnum(c) || symbols.find(static_cast<char>(c)) != std::string_view::npos;
+    };
+    return !text.empty() && std::all_of(text.begin(), text.end(), token_char);
 }
 
 bool is_header_value(std::string_view text) {

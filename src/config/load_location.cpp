@@ -134,7 +134,6 @@ void read_static_options(TableReader& reader, LocationConfig& location) {
             }
         }
     }
-    reader.read_bool("gzip_static", location.gzip_static);
     reader.read_bool("dotfiles", location.dotfiles);
     std::string cache_control;
     if (read_header_value(reader, "cache_control", cache_control)) {
@@ -158,15 +157,6 @@ void read_respond(const toml::node& node, const std::string& label, Diagnostics&
     reader.read_string("body", respond.body);
     reader.finish();
     location.respond = std::move(respond);
-}
-
-// RFC 9110 section 5.6.2: a field name is a token.
-bool is_token(std::string_view text) {
-    constexpr std::string_view symbols = "!#$%&'*+-.^_`|~";
-    auto token_char = [symbols](unsigned char c) {
-        return std::isalnum(c) || symbols.find(static_cast<char>(c)) != std::string_view::npos;
-    };
-    return !text.empty() && std::all_of(text.begin(), text.end(), token_char);
 }
 
 // Header names are case-insensitive (RFC 9110 section 5.1).
@@ -246,9 +236,11 @@ void check_actions(TableReader& reader, const std::string& label, Diagnostics& d
         diagnostics.error(respond->source(),
                           label + ": respond cannot be combined with root or proxy");
     }
-    for (std::string_view key : {"index", "gzip_static", "cache_control", "dotfiles"}) {
+    for (std::string_view key :
+         {"index", "gzip_static", "precompressed", "cache_control", "dotfiles"}) {
         require_companion(reader, key, has_root, "root", diagnostics);
     }
+    require_companion(reader, "compress", has_root || has_proxy, "root or proxy", diagnostics);
     for (std::string_view key : {"preserve_host", "websocket"}) {
         require_companion(reader, key, has_proxy, "proxy", diagnostics);
     }
@@ -288,6 +280,7 @@ LocationConfig read_location(const toml::table& table, size_t number, LoadContex
         read_respond(*respond, label, context.diagnostics, location);
     }
     read_headers(reader, label, context.diagnostics, location);
+    read_compression(reader, label, context.diagnostics, location);
     check_actions(reader, label, context.diagnostics, location);
     reader.finish();
     return location;

@@ -24,6 +24,9 @@ struct LoadContext {
 // or a trailing slash.
 std::string resolve_path(const LoadContext& context, std::string_view path);
 
+// RFC 9110 5.6.2: header names, media types and codings are tokens.
+bool is_token(std::string_view text);
+
 // Header values go on the wire as written: a CR or LF would split the
 // response (header injection).
 bool is_header_value(std::string_view text);
@@ -56,6 +59,10 @@ void read_upstreams(const toml::node& node, LoadContext& context,
 // an inline upstream for a URL not seen before.
 std::optional<size_t> resolve_proxy(const toml::node& value, std::string_view field,
                                     LoadContext& context, std::vector<UpstreamConfig>& upstreams);
+
+// A location's compress, precompressed and gzip_static keys.
+void read_compression(TableReader& reader, const std::string& label, Diagnostics& diagnostics,
+                      LocationConfig& location);
 
 void read_locations(const toml::node& node, LoadContext& context,
                     std::vector<UpstreamConfig>& upstreams, std::vector<LocationConfig>& locations);

@@ -11,9 +11,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include "compress/accept_encoding.hpp"
 #include "http/status.hpp"
 #include "static/conditional.hpp"
-#include "static/encoding.hpp"
 #include "static/range.hpp"
 
 namespace portico::staticfiles {
@@ -107,9 +107,7 @@ bool StaticHandler::serve(http::Exchange& exchange) {
     }
     if (file->is_directory()) return serve_directory(exchange, relative);
     if (!file->is_regular()) return not_found(exchange);
-    std::shared_ptr<const OpenFile> gzipped = gzip_variant(exchange, relative);
-    bool use_gzip = gzipped != nullptr;
-    serve_file(exchange, use_gzip ? std::move(gzipped) : std::move(file), relative, use_gzip);
+    serve_best_variant(exchange, std::move(file), relative);
     return true;
 }
 
@@ -141,9 +139,7 @@ bool StaticHandler::serve_directory(http::Exchange& exchange, std::string_view r
         int error = 0;
         std::shared_ptr<const OpenFile> file = cache_.open(root_, index_path, error);
         if (!file || !file->is_regular()) continue;
-        std::shared_ptr<const OpenFile> gzipped = gzip_variant(exchange, index_path);
-        bool use_gzip = gzipped != nullptr;
-        serve_file(exchange, use_gzip ? std::move(gzipped) : std::move(file), index_path, use_gzip);
+        serve_best_variant(exchange, std::move(file), index_path);
         return true;
     }
     if (falls_through_) return false;
@@ -151,19 +147,29 @@ bool StaticHandler::serve_directory(http::Exchange& exchange, std::string_view r
     return true;
 }
 
-std::shared_ptr<const OpenFile> StaticHandler::gzip_variant(http::Exchange& exchange,
-                                                            std::string_view relative) {
-    if (!location_.gzip_static || !accepts_gzip(exchange.request().header("accept-encoding")))
-        return nullptr;
-    scratch_.assign(relative);
-    scratch_.append(".gz");
-    int error = 0;
-    std::shared_ptr<const OpenFile> file = cache_.open(root_, scratch_, error);
-    return file && file->is_regular() ? file : nullptr;
+void StaticHandler::serve_best_variant(http::Exchange& exchange,
+                                       std::shared_ptr<const OpenFile> file,
+                                       std::string_view relative) {
+    // The sidecars the client accepts, best first, until one exists.
+    config::CodingSet candidates = location_.precompressed;
+    std::string_view accept_encoding = exchange.request().header("accept-encoding");
+    while (std::optional<config::Coding> coding =
+               compress::negotiate_coding(accept_encoding, candidates)) {
+        scratch_.assign(relative);
+        scratch_.append(config::sidecar_suffix(*coding));
+        int error = 0;
+        std::shared_ptr<const OpenFile> sidecar = cache_.open(root_, scratch_, error);
+        if (sidecar && sidecar->is_regular()) {
+            serve_file(exchange, std::move(sidecar), relative, coding);
+            return;
+        }
+        candidates.remove(*coding);
+    }
+    serve_file(exchange, std::move(file), relative, std::nullopt);
 }
 
 void StaticHandler::serve_file(http::Exchange& exchange, std::shared_ptr<const OpenFile> file,
-                               std::string_view name, bool gzipped) {
+                               std::string_view name, std::optional<config::Coding> coding) {
     const http::Request& request = exchange.request();
     const std::string& etag = file->etag;
     time_t mtime = file->info.st_mtim.tv_sec;
@@ -212,7 +218,7 @@ void StaticHandler::serve_file(http::Exchange& exchange, std::shared_ptr<const O
     } else {
         exchange.add_header("Accept-Ranges", "bytes");
     }
-    if (gzipped) exchange.add_header("Content-Encoding", "gzip");
+    if (coding) exchange.add_header("Content-Encoding", config::coding_name(*coding));
     add_common_headers(exchange, partial ? 206 : 200);
     if (file->has_contents) {
         std::string_view bytes = std::string_view(file->contents).substr(offset, length);
@@ -231,7 +237,7 @@ bool StaticHandler::not_found(http::Exchange& exchange) {
 }
 
 void StaticHandler::add_common_headers(http::Exchange& exchange, int status) {
-    if (location_.gzip_static) exchange.add_header("Vary", "Accept-Encoding");
+    if (!location_.precompressed.empty()) exchange.add_header("Vary", "Accept-Encoding");
     if (location_.cache_control && status < 400)
         exchange.add_header("Cache-Control", *location_.cache_control);
 }

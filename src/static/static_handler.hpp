@@ -1,8 +1,12 @@
 // root = "DIR": answers GET and HEAD from the files under DIR. It finds the
-// file and describes the response; the validators, ranges and encodings are
-// separate pieces (conditional, range, encoding). With a proxy on the same
-// location it declines what it has no file for, and the upstream answers.
+// file and describes the response; the validators, ranges and the choice of
+// a precompressed sidecar are separate pieces (conditional, range,
+// compress/accept_encoding), and compression on the fly is a filter after
+// it (compress/). With a proxy on the same location it declines what it has
+// no file for, and the upstream answers.
 #pragma once
+
+#include <optional>
 
 #include "config/config.hpp"
 #include "http/exchange.hpp"
@@ -18,11 +22,13 @@ public:
 
 private:
     bool serve_directory(http::Exchange& exchange, std::string_view relative);
-    // `name` picks the Content-Type; `gzipped`: `file` is NAME.gz.
+    // The file, or the precompressed sidecar (FILE.br, FILE.zst, FILE.gz)
+    // the client likes best among those the location lists and the disk has.
+    void serve_best_variant(http::Exchange& exchange, std::shared_ptr<const OpenFile> file,
+                            std::string_view relative);
+    // `name` picks the Content-Type; `coding`: `file` is NAME's sidecar in it.
     void serve_file(http::Exchange& exchange, std::shared_ptr<const OpenFile> file,
-                    std::string_view name, bool gzipped);
-    // A file, or its precompressed FILE.gz when gzip_static allows.
-    std::shared_ptr<const OpenFile> gzip_variant(http::Exchange& exchange, std::string_view relative);
+                    std::string_view name, std::optional<config::Coding> coding);
     bool not_found(http::Exchange& exchange);
     void respond(http::Exchange& exchange, int status);
     void add_common_headers(http::Exchange& exchange, int status);
@@ -32,7 +38,7 @@ private:
     const MimeTypes& mime_;
     Root root_;
     bool falls_through_;  // a proxy on the same location takes what we have no file for
-    std::string scratch_;  // reused for index and .gz paths
+    std::string scratch_;  // reused for redirect targets and sidecar paths
 };
 
 }  // namespace portico::staticfiles

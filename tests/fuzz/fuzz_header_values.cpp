@@ -1,14 +1,14 @@
 // The header values the static handler reads: Range against a file size,
 // If-None-Match / If-Modified-Since / If-Range against an ETag and a date,
-// HTTP dates, Accept-Encoding. Any bytes in; a range inside the file, or
-// the whole file, or "unsatisfiable" out; never a crash.
+// HTTP dates (Accept-Encoding has a target of its own). Any bytes in; a
+// range inside the file, or the whole file, or "unsatisfiable" out; never a
+// crash.
 #include <ctime>
 #include <string>
 #include <string_view>
 
 #include "fuzz_support.hpp"
 #include "static/conditional.hpp"
-#include "static/encoding.hpp"
 #include "static/range.hpp"
 
 using namespace portico::staticfiles;
@@ -35,7 +35,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t length) {
     (void)not_modified("", value, etag, mtime);
     (void)if_range_holds(value, etag, mtime);
     if (std::optional<time_t> when = parse_http_date(value)) FUZZ_CHECK(*when >= 0);
-    (void)accepts_gzip(value);
     // Our own tag always matches itself, and "*" always matches.
     FUZZ_CHECK(none_match_fails(etag, etag));
     return 0;

@@ -403,6 +403,79 @@ const BrokenConfig broken_configs[] = {
      "prefix = \"/a\"\n"
      "respond = { status = 200 }\n",
      "6:1", "location '/a': the same prefix location is already defined on line 3"},
+    {"compress is neither a boolean nor a table",
+     "[server]\n"
+     "listen = [\"127.0.0.1:0\"]\n"
+     "[[location]]\n"
+     "prefix = \"/\"\n"
+     "proxy = \"http://127.0.0.1:3000\"\n"
+     "compress = \"gzip\"\n",
+     "6:12", "location '/': compress: expected true, false, or a table"},
+    {"compress level out of the library's range",
+     "[server]\n"
+     "listen = [\"127.0.0.1:0\"]\n"
+     "[[location]]\n"
+     "prefix = \"/\"\n"
+     "proxy = \"http://127.0.0.1:3000\"\n"
+     "compress = { gzip_level = 10 }\n",
+     "6:27", "location '/': compress.gzip_level: expected a value in 1..9, got 10"},
+    {"unknown key in compress, with a suggestion",
+     "[server]\n"
+     "listen = [\"127.0.0.1:0\"]\n"
+     "[[location]]\n"
+     "prefix = \"/\"\n"
+     "proxy = \"http://127.0.0.1:3000\"\n"
+     "compress = { brotli_levl = 5 }\n",
+     "6:14", "unknown key 'brotli_levl' in compress of location '/'; did you mean 'brotli_level'?"},
+    {"compress types not a media type",
+     "[server]\n"
+     "listen = [\"127.0.0.1:0\"]\n"
+     "[[location]]\n"
+     "prefix = \"/\"\n"
+     "proxy = \"http://127.0.0.1:3000\"\n"
+     "compress = { types = [\"text\"] }\n",
+     "6:22", "compress.types: \"text\" is not a media type like \"text/css\""},
+    {"compress on a respond location",
+     "[server]\n"
+     "listen = [\"127.0.0.1:0\"]\n"
+     "[[location]]\n"
+     "exact = \"/health\"\n"
+     "respond = { status = 200, body = \"ok\" }\n"
+     "compress = true\n",
+     "6:12", "location '/health': compress: applies only to a location with root or proxy"},
+    {"precompressed with an unknown coding",
+     "[server]\n"
+     "listen = [\"127.0.0.1:0\"]\n"
+     "[[location]]\n"
+     "prefix = \"/\"\n"
+     "root = \"/\"\n"
+     "precompressed = [\"br\", \"deflate\"]\n",
+     "6:24", "location '/': precompressed: expected one of \"br\", \"zstd\", \"gzip\", got \"deflate\""},
+    {"precompressed lists a coding twice",
+     "[server]\n"
+     "listen = [\"127.0.0.1:0\"]\n"
+     "[[location]]\n"
+     "prefix = \"/\"\n"
+     "root = \"/\"\n"
+     "precompressed = [\"gzip\", \"gzip\"]\n",
+     "6:26", "precompressed: \"gzip\" is listed twice"},
+    {"precompressed and gzip_static together",
+     "[server]\n"
+     "listen = [\"127.0.0.1:0\"]\n"
+     "[[location]]\n"
+     "prefix = \"/\"\n"
+     "root = \"/\"\n"
+     "precompressed = [\"br\"]\n"
+     "gzip_static = true\n",
+     "7:15", "gzip_static: is the older spelling of precompressed = [\"gzip\"]"},
+    {"precompressed without root",
+     "[server]\n"
+     "listen = [\"127.0.0.1:0\"]\n"
+     "[[location]]\n"
+     "prefix = \"/\"\n"
+     "proxy = \"http://127.0.0.1:3000\"\n"
+     "precompressed = [\"br\"]\n",
+     "6:17", "location '/': precompressed: applies only to a location with root"},
 };
 
 std::string all_messages(const LoadResult& result) {

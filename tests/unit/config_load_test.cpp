@@ -243,7 +243,9 @@ TEST_CASE("the spec's example config reads into the documented values", "[config
     CHECK(assets.pattern == R"(\.(css|js|jpg|png|svg|ico|woff2?)$)");
     CHECK(assets.root == www);
     CHECK(assets.cache_control == "public, max-age=86400");
-    CHECK(assets.gzip_static);
+    CHECK(assets.precompressed.contains(Coding::gzip));
+    CHECK_FALSE(assets.precompressed.contains(Coding::br));
+    CHECK_FALSE(assets.compress);
     CHECK_FALSE(assets.dotfiles);
     CHECK(assets.index == std::vector<std::string>{"index.html"});
     CHECK_FALSE(assets.upstream);
@@ -476,4 +478,57 @@ TEST_CASE("with resolve, host names are left to the workers and IP literals stay
     REQUIRE(at_load.config);
     CHECK_FALSE(at_load.config->upstreams[0].servers[0].resolved_by_workers());
     CHECK(at_load.config->upstreams[0].servers[0].length > 0);
+}
+
+TEST_CASE("compress and precompressed read as the spec's edge example writes them", "[config]") {
+    TempDir dir;
+    std::string www = dir.make_dir("www");
+    const std::string toml = R"toml(
+[server]
+listen = ["127.0.0.1:0"]
+[[location]]
+prefix = "/"
+proxy = "http://127.0.0.1:3000"
+compress = true
+[[location]]
+prefix = "/assets/"
+root = "www"
+precompressed = ["br", "zstd", "gzip"]
+compress = { types = ["Text/*", "application/json"], min_length = "1KiB", gzip_level = 9, brotli_level = 11, zstd_level = 19 }
+[[location]]
+prefix = "/zst/"
+root = "www"
+precompressed = ["zstd"]
+compress = false
+)toml";
+    LoadResult result = parse_config(toml, dir.file("portico.toml"));
+    for (const auto& error : result.errors) UNSCOPED_INFO(error.to_string());
+    REQUIRE(result.config);
+    const auto& locations = result.config->locations;
+    REQUIRE(locations.size() == 3);
+
+    // compress = true: the spec's defaults.
+    REQUIRE(locations[0].compress);
+    const CompressConfig& defaults = *locations[0].compress;
+    CHECK(defaults.types == std::vector<std::string>{"text/*", "application/javascript",
+                                                      "application/json", "image/svg+xml"});
+    CHECK(defaults.min_length == 256);
+    CHECK(defaults.level(Coding::gzip) == 5);
+    CHECK(defaults.level(Coding::br) == 4);
+    CHECK(defaults.level(Coding::zstd) == 3);
+    CHECK(locations[0].precompressed.empty());
+
+    REQUIRE(locations[1].compress);
+    const CompressConfig& table = *locations[1].compress;
+    CHECK(table.types == std::vector<std::string>{"text/*", "application/json"});  // lowercased
+    CHECK(table.min_length == 1024);
+    CHECK(table.level(Coding::gzip) == 9);
+    CHECK(table.level(Coding::br) == 11);
+    CHECK(table.level(Coding::zstd) == 19);
+    CHECK(locations[1].precompressed == CodingSet::all());
+
+    CHECK_FALSE(locations[2].compress);
+    CodingSet zstd_only;
+    zstd_only.add(Coding::zstd);
+    CHECK(locations[2].precompressed == zstd_only);
 }
