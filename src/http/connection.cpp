@@ -377,9 +377,12 @@ void ClientConnection::on_tunnel_input() {
 
 void ClientConnection::serve() {
     r_->handler_started = true;
-    for (auto& handler : server_.handlers[static_cast<size_t>(r_->location)])
-        if (handler->serve(*this)) return;
-    respond_text(404, status_text(404));
+    auto location = static_cast<size_t>(r_->location);
+    ResponseFilter* filter = server_.filters[location].get();
+    Exchange& exchange = filter ? filter->wrap(*this) : *this;
+    for (auto& handler : server_.handlers[location])
+        if (handler->serve(exchange)) return;
+    exchange.respond_text(404, status_text(404));
 }
 
 // Decoded body data from the parser, as llhttp finds it: the limit counts

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "compress/compression_filter.hpp"
 #include "http/respond_handler.hpp"
 #include "proxy/proxy_handler.hpp"
 #include "static/static_handler.hpp"
@@ -51,6 +52,12 @@ ServerContext::ServerContext(uv_loop_t* loop, const config::Config& config,
                                                               this->counters));
     for (const config::LocationConfig& location : config.locations) {
         handlers.push_back(handlers_for(location, *this));
+        // A compressing stream's output block is an upstream read's size:
+        // one chunk per 64 KiB of compressed bytes at most.
+        filters.push_back(location.compress ? std::make_unique<compress::CompressionFilter>(
+                                                  *location.compress, compressed_cache,
+                                                  upstream_buffers, this->counters)
+                                            : nullptr);
         location_streams_body.push_back(std::any_of(
             handlers.back().begin(), handlers.back().end(),
             [](const std::unique_ptr<Handler>& handler) { return handler->streams_request_body(); }));

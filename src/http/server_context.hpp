@@ -8,6 +8,7 @@
 #include <memory>
 #include <vector>
 
+#include "compress/compressed_cache.hpp"
 #include "config/config.hpp"
 #include "core/buffer_pool.hpp"
 #include "core/http_date.hpp"
@@ -16,6 +17,7 @@
 #include "metrics/worker_counters.hpp"
 #include "http/exchange.hpp"
 #include "http/request_state.hpp"
+#include "http/response_filter.hpp"
 #include "proxy/upstream.hpp"
 #include "router/router.hpp"
 #include "static/file_cache.hpp"
@@ -46,11 +48,17 @@ struct ServerContext {
     RequestStatePool request_states;
     staticfiles::MimeTypes mime;
     staticfiles::FileCache file_cache;
+    // Static bodies compressed whole, for every compress location: a hot
+    // asset is compressed once, not per request (compress/compressed_cache.hpp).
+    compress::CompressedCache compressed_cache{32 * 1024 * 1024};
     // upstreams[i] is config.upstreams[i] in this worker.
     std::vector<std::unique_ptr<proxy::Upstream>> upstreams;
     // handlers[i] serve config.locations[i], tried in order (declared last:
     // they refer to the members above).
     std::vector<std::vector<std::unique_ptr<Handler>>> handlers;
+    // filters[i]: what stands between location i's handlers and the client
+    // (compression), or nullptr: the handlers answer the connection itself.
+    std::vector<std::unique_ptr<ResponseFilter>> filters;
     // location_streams_body[i]: a handler of location i streams request
     // bodies, so the location is served as soon as the head is in.
     std::vector<bool> location_streams_body;

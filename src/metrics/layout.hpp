@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "config/coding.hpp"
 #include "metrics/histogram.hpp"
 #include "metrics/status_codes.hpp"
 
@@ -74,6 +75,15 @@ struct alignas(64) UpstreamCounters {
     void clear_totals();  // all but the gauge, which describes the present
 };
 
+// Responses compressed on the fly in one coding: how many (and how many of
+// them came from the compressed cache), and their body bytes before and after.
+struct CompressionCounters {
+    std::atomic<uint64_t> responses{0};
+    std::atomic<uint64_t> cache_hits{0};
+    std::atomic<uint64_t> bytes_in{0};
+    std::atomic<uint64_t> bytes_out{0};
+};
+
 struct alignas(64) SlotTotals {
     // The reset these counters count from; readers ignore a slot whose
     // epoch is behind RegionHeader::reset_epoch (see SharedCounters::reset).
@@ -83,6 +93,7 @@ struct alignas(64) SlotTotals {
     std::atomic<uint64_t> upstream_retries{0};
     std::array<std::atomic<uint64_t>, tls_handshake_names.size()> tls_handshakes{};
     HistogramSlot tls_handshake_time;  // accept to handshake done, completed ones
+    std::array<CompressionCounters, config::codings_by_preference.size()> compression{};  // by Coding
 };
 
 // Written by the master, except pid, which the worker sets when it attaches.

@@ -107,6 +107,36 @@ void render_tls(PrometheusText& text, const Snapshot& snapshot) {
     text.histogram("portico_tls_handshake_seconds", "", snapshot.tls_handshake_time);
 }
 
+// Always present, zero without a compress location, like the TLS families.
+void render_compression(PrometheusText& text, const Snapshot& snapshot) {
+    struct Family {
+        const char* name;
+        const char* help;
+        uint64_t CompressionSnapshot::*value;
+    };
+    const Family families[] = {
+        {"portico_compressed_responses_total",
+         "Responses compressed on the fly (not precompressed sidecars), by coding.",
+         &CompressionSnapshot::responses},
+        {"portico_compressed_cache_hits_total",
+         "Of those, responses whose compressed body came from the worker's compressed cache "
+         "(a static file compressed before), by coding.",
+         &CompressionSnapshot::cache_hits},
+        {"portico_compression_in_bytes_total",
+         "Body bytes of the responses compressed on the fly, before compression, by coding.",
+         &CompressionSnapshot::bytes_in},
+        {"portico_compression_out_bytes_total",
+         "Body bytes of the responses compressed on the fly, after compression, by coding.",
+         &CompressionSnapshot::bytes_out},
+    };
+    for (const Family& family : families) {
+        text.family(family.name, "counter", family.help);
+        for (config::Coding coding : config::codings_by_preference)
+            text.sample(family.name, labels({{"coding", config::coding_name(coding)}}),
+                        snapshot.compression[static_cast<size_t>(coding)].*family.value);
+    }
+}
+
 void render_locations(PrometheusText& text, const Snapshot& snapshot) {
     text.family("portico_requests_total", "counter",
                 "Requests answered, by location (\"-\": none) and status.");
@@ -213,6 +243,7 @@ std::string render_prometheus(const Snapshot& snapshot) {
     text.family("portico_connections_active", "gauge", "Client connections open now.");
     text.sample("portico_connections_active", "", snapshot.connections_active);
     render_tls(text, snapshot);
+    render_compression(text, snapshot);
     render_locations(text, snapshot);
     render_servers(text, snapshot);
     render_upstream_queues(text, snapshot);

@@ -52,6 +52,23 @@ void tls_handshakes(JsonText& json,
     json.close('}');
 }
 
+// {"br": {"responses": N, "cache_hits": N, "bytes_in": N, "bytes_out": N}, "zstd": ..., "gzip": ...}
+void compression(JsonText& json, const Snapshot& snapshot) {
+    json.key("compression");
+    json.open('{');
+    for (config::Coding coding : config::codings_by_preference) {
+        const CompressionSnapshot& counts = snapshot.compression[static_cast<size_t>(coding)];
+        json.key(config::coding_name(coding));
+        json.open('{');
+        json.field("responses", counts.responses);
+        json.field("cache_hits", counts.cache_hits);
+        json.field("bytes_in", counts.bytes_in);
+        json.field("bytes_out", counts.bytes_out);
+        json.close('}');
+    }
+    json.close('}');
+}
+
 void totals(JsonText& json, const Snapshot& snapshot) {
     LocationSnapshot all = all_locations(snapshot);
     std::array<uint64_t, 6> by_class{};  // other, 1xx..5xx
@@ -75,6 +92,7 @@ void totals(JsonText& json, const Snapshot& snapshot) {
     json.field("sendfile_bytes", all.sendfile_bytes);
     json.field("upstream_retries", snapshot.upstream_retries);
     tls_handshakes(json, snapshot.tls_handshakes);
+    compression(json, snapshot);
     json.field("worker_restarts", snapshot.worker_restarts);
     json.key("config_reloads");
     json.open('{');

@@ -113,6 +113,12 @@ Snapshot read_snapshot(const Region& region) {
             for (size_t i = 0; i < worker.tls_handshakes.size(); ++i)
                 worker.tls_handshakes[i] = load(totals.tls_handshakes[i]);
             snapshot.tls_handshake_time.add(totals.tls_handshake_time);
+            for (size_t i = 0; i < snapshot.compression.size(); ++i) {
+                snapshot.compression[i].responses += load(totals.compression[i].responses);
+                snapshot.compression[i].cache_hits += load(totals.compression[i].cache_hits);
+                snapshot.compression[i].bytes_in += load(totals.compression[i].bytes_in);
+                snapshot.compression[i].bytes_out += load(totals.compression[i].bytes_out);
+            }
             const LocationCounters* locations = region.locations(slot);
             for (uint32_t i = 0; i < location_count; ++i)
                 worker.requests += add_location(snapshot.locations[i], locations[i]);

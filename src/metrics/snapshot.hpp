@@ -55,12 +55,20 @@ struct UpstreamSnapshot {
     uint64_t queue_timeouts = 0;
 };
 
+struct CompressionSnapshot {
+    uint64_t responses = 0;
+    uint64_t cache_hits = 0;
+    uint64_t bytes_in = 0;
+    uint64_t bytes_out = 0;
+};
+
 struct Snapshot {
     uint64_t connections_accepted = 0;
     int64_t connections_active = 0;
     uint64_t upstream_retries = 0;
     std::array<uint64_t, tls_handshake_names.size()> tls_handshakes{};  // by TlsHandshake
     HistogramSnapshot tls_handshake_time{};  // accept to handshake done, full and resumed
+    std::array<CompressionSnapshot, config::codings_by_preference.size()> compression{};  // by Coding
     uint64_t worker_restarts = 0;
     uint64_t config_reloads_ok = 0;
     uint64_t config_reloads_failed = 0;

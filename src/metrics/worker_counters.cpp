@@ -23,6 +23,12 @@ void WorkerCounters::start_over() {
     totals_->upstream_retries.store(0, std::memory_order_relaxed);
     for (auto& handshakes : totals_->tls_handshakes) handshakes.store(0, std::memory_order_relaxed);
     totals_->tls_handshake_time.clear();
+    for (CompressionCounters& coding : totals_->compression) {
+        coding.responses.store(0, std::memory_order_relaxed);
+        coding.cache_hits.store(0, std::memory_order_relaxed);
+        coding.bytes_in.store(0, std::memory_order_relaxed);
+        coding.bytes_out.store(0, std::memory_order_relaxed);
+    }
     for (uint32_t i = 0; i <= capacity_.locations; ++i) locations_[i].clear();
     for (uint32_t i = 0; i <= capacity_.servers; ++i) servers_[i].clear_totals();
     for (uint32_t i = 0; i <= capacity_.upstreams; ++i) upstreams_[i].clear_totals();

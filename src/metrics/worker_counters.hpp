@@ -41,6 +41,17 @@ public:
         if (result != TlsHandshake::failed) totals_->tls_handshake_time.record(ns);
     }
 
+    // A response compressed on the fly went out whole: `in` body bytes
+    // became `out`; `cached`: compressed before, kept by the compressed cache.
+    void response_compressed(config::Coding coding, uint64_t in, uint64_t out, bool cached) {
+        catch_up_with_reset();
+        CompressionCounters& counters = totals_->compression[static_cast<size_t>(coding)];
+        bump(counters.responses, uint64_t{1});
+        if (cached) bump(counters.cache_hits, uint64_t{1});
+        bump(counters.bytes_in, in);
+        bump(counters.bytes_out, out);
+    }
+
     // `location` is the index into Config::locations, or -1 for a request
     // answered without one (counted under no_location_name). The proxy
     // overhead is recorded for proxied requests only: for a file or a fixed

@@ -212,9 +212,28 @@ TEST_CASE("TLS handshakes: a counter by result and a histogram without labels", 
 
     std::string json = render_json(sample_snapshot());
     CHECK(json.find("\"upstream_retries\":0,\"tls_handshakes\":{\"full\":3,\"resumed\":1,"
-                    "\"failed\":2},\"worker_restarts\"") != std::string::npos);
+                    "\"failed\":2},\"compression\":") != std::string::npos);
     CHECK(json.find("\"tls_handshake_time\":{\"count\":4,\"sum\":0.01,") != std::string::npos);
     // Per worker slot too.
     CHECK(json.find("\"requests\":4,\"upstream_retries\":0,\"tls_handshakes\":{\"full\":3,"
                     "\"resumed\":1,\"failed\":2}}") != std::string::npos);
+}
+
+TEST_CASE("compression: responses, cache hits and bytes by coding, zero when unused", "[metrics]") {
+    Snapshot snapshot;
+    snapshot.compression[static_cast<size_t>(portico::config::Coding::br)] = {5, 2, 10000, 1200};
+    snapshot.compression[static_cast<size_t>(portico::config::Coding::gzip)] = {1, 0, 300, 90};
+    std::string text = render_prometheus(snapshot);
+    CHECK(text.find("# TYPE portico_compressed_responses_total counter\n") != std::string::npos);
+    CHECK(text.find("portico_compressed_responses_total{coding=\"br\"} 5\n") != std::string::npos);
+    CHECK(text.find("portico_compressed_responses_total{coding=\"zstd\"} 0\n") != std::string::npos);
+    CHECK(text.find("portico_compressed_cache_hits_total{coding=\"br\"} 2\n") != std::string::npos);
+    CHECK(text.find("portico_compression_in_bytes_total{coding=\"br\"} 10000\n") != std::string::npos);
+    CHECK(text.find("portico_compression_out_bytes_total{coding=\"br\"} 1200\n") != std::string::npos);
+    CHECK(text.find("portico_compression_out_bytes_total{coding=\"gzip\"} 90\n") != std::string::npos);
+
+    std::string json = render_json(snapshot);
+    CHECK(json.find("\"compression\":{\"br\":{\"responses\":5,\"cache_hits\":2,\"bytes_in\":10000,"
+                    "\"bytes_out\":1200},\"zstd\":{\"responses\":0,\"cache_hits\":0,\"bytes_in\":0,"
+                    "\"bytes_out\":0},\"gzip\":{\"responses\":1,") != std::string::npos);
 }

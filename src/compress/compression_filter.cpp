@@ -1,0 +1,27 @@
+#include "compress/compression_filter.hpp"
+
+#include "compress/accept_encoding.hpp"
+
+namespace portico::compress {
+
+http::Exchange& CompressionFilter::wrap(http::Exchange& client) {
+    const http::Request& request = client.request();
+    // Never compressed, whatever the response: HEAD (no body), a Range
+    // request (its offsets count the identity's bytes: it gets them), an
+    // upgrade (a tunnel carries no body to encode). Such a request costs
+    // nothing more than on a location without compress.
+    if (request.is_head() || request.upgrade || !request.header("range").empty()) return client;
+    CompressingExchange* exchange;
+    if (free_.empty()) {
+        exchanges_.push_back(std::make_unique<CompressingExchange>(*this));
+        exchange = exchanges_.back().get();
+    } else {
+        exchange = free_.back();
+        free_.pop_back();
+    }
+    exchange->start(client, negotiate_coding(request.header("accept-encoding"),
+                                             config::CodingSet::all()));
+    return *exchange;
+}
+
+}  // namespace portico::compress

@@ -1,0 +1,51 @@
+// compress = ...: a location's response filter (http/response_filter.hpp).
+// It decides per request whether the response may be compressed at all,
+// negotiates the coding, and lends a CompressingExchange for the response.
+// One per compressing location per worker.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "compress/compressed_cache.hpp"
+#include "compress/compressing_exchange.hpp"
+#include "config/config.hpp"
+#include "core/buffer_pool.hpp"
+#include "http/response_filter.hpp"
+#include "metrics/worker_counters.hpp"
+
+namespace portico::compress {
+
+class CompressionFilter final : public http::ResponseFilter {
+public:
+    // `cache`: the worker's compressed bodies; `blocks`: where a stream's
+    // output block comes from (its size bounds a stream's output memory).
+    CompressionFilter(const config::CompressConfig& config, CompressedCache& cache,
+                      core::BufferPool& blocks, metrics::WorkerCounters& counters)
+        : config_(config), cache_(cache), blocks_(blocks), counters_(counters) {}
+
+    http::Exchange& wrap(http::Exchange& client) override;
+
+    const config::CompressConfig& config() const { return config_; }
+    CompressedCache& cache() { return cache_; }
+    core::BufferPool& blocks() { return blocks_; }
+    // A response compressed on the fly is out: `in` body bytes became
+    // `out`; `cached`: the compressed cache had them.
+    void count(config::Coding coding, uint64_t in, uint64_t out, bool cached) {
+        counters_.response_compressed(coding, in, out, cached);
+    }
+    // A CompressingExchange whose response is over.
+    void recycle(CompressingExchange& exchange) { free_.push_back(&exchange); }
+
+private:
+    const config::CompressConfig& config_;
+    CompressedCache& cache_;
+    core::BufferPool& blocks_;
+    metrics::WorkerCounters& counters_;
+    // Every exchange made, reused from free_: as many as responses ever ran
+    // at once here, each keeping only its header storage between uses.
+    std::vector<std::unique_ptr<CompressingExchange>> exchanges_;
+    std::vector<CompressingExchange*> free_;
+};
+
+}  // namespace portico::compress

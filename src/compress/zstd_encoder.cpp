@@ -1,0 +1,60 @@
+// zstd (RFC 8878, as a content coding RFC 9659) with libzstd.
+#include <zstd.h>
+
+#include "compress/stream_encoder.hpp"
+
+namespace portico::compress {
+
+namespace {
+
+// A stream of unknown length: a 512 KiB window (level 3 would take 2 MiB),
+// so a long-lived stream keeps little. RFC 9659 caps the window a client
+// must accept at 8 MiB; levels up to 19 stay below it.
+constexpr int streamed_window_log = 19;
+
+class ZstdEncoder final : public StreamEncoder {
+public:
+    ZstdEncoder(int level, uint64_t whole_size) : context_(ZSTD_createCCtx()) {
+        if (!context_) return;
+        ZSTD_CCtx_setParameter(context_, ZSTD_c_compressionLevel, level);
+        if (whole_size == 0)
+            ZSTD_CCtx_setParameter(context_, ZSTD_c_windowLog, streamed_window_log);
+        else
+            ZSTD_CCtx_setPledgedSrcSize(context_, whole_size);  // a window sized to it
+    }
+    ~ZstdEncoder() override { ZSTD_freeCCtx(context_); }
+    ZstdEncoder(const ZstdEncoder&) = delete;
+    ZstdEncoder& operator=(const ZstdEncoder&) = delete;
+
+    bool initialized() const { return context_ != nullptr; }
+
+    bool compress(std::string_view& input, std::span<char>& output, Mode mode) override {
+        ZSTD_inBuffer in{input.data(), input.size(), 0};
+        ZSTD_outBuffer out{output.data(), output.size(), 0};
+        ZSTD_EndDirective directive = mode == Mode::take    ? ZSTD_e_continue
+                                      : mode == Mode::flush ? ZSTD_e_flush
+                                                            : ZSTD_e_end;
+        size_t left = ZSTD_compressStream2(context_, &out, &in, directive);
+        input.remove_prefix(in.pos);
+        output = output.subspan(out.pos);
+        if (ZSTD_isError(left)) {
+            failed_ = true;
+            return false;
+        }
+        // For a flush or the end, 0 means nothing is left inside.
+        return input.empty() && (mode == Mode::take || left == 0);
+    }
+
+private:
+    ZSTD_CCtx* context_;
+};
+
+}  // namespace
+
+std::unique_ptr<StreamEncoder> make_zstd_encoder(int level, uint64_t whole_size) {
+    auto encoder = std::make_unique<ZstdEncoder>(level, whole_size);
+    if (!encoder->initialized()) return nullptr;
+    return encoder;
+}
+
+}  // namespace portico::compress

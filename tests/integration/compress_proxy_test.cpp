@@ -1,0 +1,404 @@
+// compress = true on a proxy location, on the real binary with a real
+// upstream: every compressed body is decoded here (zlib, libbrotli, libzstd)
+// and compared with what the upstream sent; each response that must not be
+// compressed arrives byte for byte; heads get Vary, a weak ETag and no
+// length; a stream stays live; a slow reader is served in bounded memory.
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "content_decoder.hpp"
+#include "proxy_support.hpp"
+#include "upstream_server.hpp"
+
+using namespace portico::test;
+
+namespace {
+
+// JSON-like text: compressible, and different all along (a lost or repeated
+// block shows).
+std::string json_text(size_t size) {
+    std::string text = "[";
+    for (unsigned i = 0; text.size() < size; ++i)
+        text += "{\"id\":" + std::to_string(i) + ",\"name\":\"user " + std::to_string(i * 7919 % 100003) +
+                "\",\"active\":" + (i % 3 ? "true" : "false") + "},\n";
+    text.resize(size);
+    return text;
+}
+
+std::string compress_config(const UpstreamServer& upstream, const std::string& compress = "true",
+                            const std::string& server_options = "") {
+    return proxy_config({upstream.address()}, "", "compress = " + compress + "\n", server_options);
+}
+
+std::optional<Response> get(uint16_t port, const std::string& target, const std::string& accept,
+                            const std::string& extra = "") {
+    std::string headers = accept.empty() ? extra : "Accept-Encoding: " + accept + "\r\n" + extra;
+    return proxy_fetch(port, get_request(target, headers), 10s);
+}
+
+}  // namespace
+
+TEST_CASE("compress: a proxied response is compressed in the coding the client prefers", "[compress]") {
+    const std::string body = json_text(100 * 1024);
+    UpstreamServer upstream([&](const ReceivedRequest& request) {
+        if (request.target == "/chunked")
+            return Reply::chunked({body.substr(0, 30000), body.substr(30000)}, 0ms,
+                                  "ETag: \"v1\"\r\n");
+        return Reply::raw("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nETag: \"v1\"\r\n"
+                          "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body,
+                          Reply::Then::keep_alive);
+    });
+    Portico portico(compress_config(upstream));
+    struct Case {
+        const char* accept;
+        const char* coding;
+    };
+    for (const char* target : {"/length", "/chunked"}) {
+        for (Case c : {Case{"gzip, deflate, br, zstd", "br"}, Case{"gzip, zstd", "zstd"},
+                       Case{"gzip", "gzip"}, Case{"x-gzip", "gzip"}, Case{"br;q=0.5, gzip", "gzip"},
+                       Case{"*", "br"}}) {
+            INFO(target << " with Accept-Encoding: " << c.accept);
+            Client client(portico.port());
+            ResponseReader reader(client.fd());
+            client.send(get_request(target, std::string("Accept-Encoding: ") + c.accept + "\r\n"));
+            auto response = reader.read(10s);
+            REQUIRE(response);
+            CHECK(response->status == 200);
+            CHECK(response->header("content-encoding") == c.coding);
+            CHECK(response->header("content-length").empty());
+            CHECK(reader.framing() == "chunked");
+            CHECK(response->header("vary") == "Accept-Encoding");
+            CHECK(response->header("etag") == "W/\"v1\"");
+            CHECK(response->header("content-type") ==
+                  (std::string(target) == "/chunked" ? "text/plain" : "application/json"));
+            CHECK(response->body.size() < body.size() / 4);
+            bool decoded_whole = decode_body(c.coding, response->body) == body;
+            CHECK(decoded_whole);
+        }
+    }
+}
+
+TEST_CASE("compress: responses that are never compressed arrive byte for byte", "[compress]") {
+    const std::string text = json_text(20 * 1024);
+    const std::string gzipped = "\x1f\x8b pretend this is gzip " + text;
+    UpstreamServer upstream([&](const ReceivedRequest& request) {
+        auto head = [&](int status, const std::string& type, const std::string& extra, size_t length) {
+            return "HTTP/1.1 " + std::to_string(status) + " X\r\nContent-Type: " + type + "\r\n" +
+                   extra + "Content-Length: " + std::to_string(length) + "\r\n\r\n";
+        };
+        const std::string& t = request.target;
+        std::string bytes;
+        if (t == "/encoded") bytes = head(200, "text/plain", "Content-Encoding: gzip\r\n", gzipped.size()) + gzipped;
+        else if (t == "/no-transform") bytes = head(200, "text/plain", "Cache-Control: public, no-transform\r\n", text.size()) + text;
+        else if (t == "/partial") bytes = head(206, "text/plain", "Content-Range: bytes 0-99/20480\r\n", 100) + text.substr(0, 100);
+        else if (t == "/not-modified") bytes = "HTTP/1.1 304 Not Modified\r\nETag: \"v1\"\r\n\r\n";
+        else if (t == "/no-content") bytes = "HTTP/1.1 204 No Content\r\n\r\n";
+        else if (t == "/short") bytes = head(200, "text/plain", "", 255) + text.substr(0, 255);
+        else if (t == "/image") bytes = head(200, "image/png", "", text.size()) + text;
+        else if (t == "/binary") bytes = head(200, "application/octet-stream", "", text.size()) + text;
+        else if (t == "/untyped") bytes = "HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(text.size()) + "\r\n\r\n" + text;
+        else bytes = head(200, "text/plain", "ETag: \"v1\"\r\n", text.size()) + text;  // /range, /head
+        return Reply::raw(bytes, Reply::Then::keep_alive);
+    });
+    Portico portico(compress_config(upstream));
+    const std::string accept = "gzip, deflate, br, zstd";
+
+    SECTION("an upstream's own Content-Encoding is left alone, Vary and all") {
+        auto response = get(portico.port(), "/encoded", accept);
+        REQUIRE(response);
+        CHECK(response->header("content-encoding") == "gzip");
+        CHECK(response->header("content-length") == std::to_string(gzipped.size()));
+        CHECK(response->header("vary").empty());
+        CHECK(response->body == gzipped);
+    }
+    struct Case {
+        const char* target;
+        int status;
+        size_t length;
+    };
+    SECTION("no-transform, 206, 304, 204, below min_length, other types, no type") {
+        for (Case c : {Case{"/no-transform", 200, text.size()}, Case{"/partial", 206, 100},
+                       Case{"/not-modified", 304, 0}, Case{"/no-content", 204, 0},
+                       Case{"/short", 200, 255}, Case{"/image", 200, text.size()},
+                       Case{"/binary", 200, text.size()}, Case{"/untyped", 200, text.size()}}) {
+            INFO(c.target);
+            auto response = get(portico.port(), c.target, accept);
+            REQUIRE(response);
+            CHECK(response->status == c.status);
+            CHECK(response->header("content-encoding").empty());
+            CHECK(response->header("vary").empty());  // it is the same for every client
+            CHECK(response->body == text.substr(0, c.length));
+            if (c.status == 200) CHECK(response->header("content-length") == std::to_string(c.length));
+        }
+    }
+    SECTION("a request with Range gets the identity's bytes (and its strong ETag)") {
+        auto response = get(portico.port(), "/range", accept, "Range: bytes=0-99\r\n");
+        REQUIRE(response);
+        CHECK(response->header("content-encoding").empty());
+        CHECK(response->header("etag") == "\"v1\"");
+        CHECK(response->body == text);  // the upstream answered it whole
+    }
+    SECTION("HEAD: the identity's head, its length included") {
+        auto response = proxy_fetch(portico.port(), "HEAD /head HTTP/1.1\r\nHost: x\r\nAccept-Encoding: " + accept + "\r\n\r\n");
+        REQUIRE(response);
+        CHECK(response->status == 200);
+        CHECK(response->header("content-encoding").empty());
+        CHECK(response->header("content-length") == std::to_string(text.size()));
+    }
+}
+
+TEST_CASE("compress: min_length and types come from the location's table", "[compress]") {
+    UpstreamServer upstream([](const ReceivedRequest& request) {
+        std::string body = json_text(request.target == "/small" ? 1000 : 5000);
+        std::string type = request.target == "/csv" ? "text/csv" : "application/x-ndjson";
+        return Reply::raw("HTTP/1.1 200 OK\r\nContent-Type: " + type + "\r\nContent-Length: " +
+                              std::to_string(body.size()) + "\r\n\r\n" + body,
+                          Reply::Then::keep_alive);
+    });
+    Portico portico(compress_config(upstream, "{ types = [\"application/x-ndjson\"], min_length = 2000 }"));
+    auto small = get(portico.port(), "/small", "gzip");
+    auto large = get(portico.port(), "/large", "gzip");
+    auto csv = get(portico.port(), "/csv", "gzip");
+    REQUIRE(small);
+    REQUIRE(large);
+    REQUIRE(csv);
+    CHECK(small->header("content-encoding").empty());
+    CHECK(large->header("content-encoding") == "gzip");
+    CHECK(decode_body("gzip", large->body) == json_text(5000));
+    CHECK(csv->header("content-encoding").empty());  // text/* is no longer listed
+}
+
+TEST_CASE("compress: the client's q-values decide, and a refusal is honoured", "[compress]") {
+    const std::string body = json_text(10 * 1024);
+    UpstreamServer upstream([&](const ReceivedRequest&) {
+        return Reply::text(200, body, "ETag: \"v7\"\r\n");
+    });
+    Portico portico(compress_config(upstream));
+    struct Case {
+        const char* accept;
+        const char* coding;  // "" for the identity
+    };
+    for (Case c : {Case{"gzip;q=0", ""}, Case{"*;q=0", ""}, Case{"identity;q=0", ""},
+                   Case{"br;q=0, zstd;q=0, gzip", "gzip"}, Case{"*, br;q=0", "zstd"},
+                   Case{"gzip;q=0.2, zstd;q=0.9, br;q=0.5", "zstd"}, Case{"identity, gzip;q=0.5", ""},
+                   Case{"deflate, compress", ""}, Case{"", ""}}) {
+        INFO("Accept-Encoding: " << c.accept);
+        auto response = get(portico.port(), "/", c.accept);
+        REQUIRE(response);
+        CHECK(response->header("content-encoding") == c.coding);
+        // Compressible either way: caches must keep the representations apart.
+        CHECK(response->header("vary") == "Accept-Encoding");
+        if (std::string(c.coding).empty()) {
+            CHECK(response->body == body);
+            CHECK(response->header("etag") == "\"v7\"");
+            CHECK(response->header("content-length") == std::to_string(body.size()));
+        } else {
+            CHECK(decode_body(c.coding, response->body) == body);
+            CHECK(response->header("etag") == "W/\"v7\"");
+        }
+    }
+}
+
+TEST_CASE("compress: Vary is merged with the upstream's, ETags made weak once", "[compress]") {
+    const std::string body = json_text(4096);
+    UpstreamServer upstream([&](const ReceivedRequest& request) {
+        std::string extra;
+        if (request.target == "/cookie") extra = "Vary: Cookie\r\nETag: W/\"weak\"\r\n";
+        if (request.target == "/already") extra = "Vary: accept-encoding, Origin\r\n";
+        if (request.target == "/star") extra = "Vary: *\r\n";
+        return Reply::text(200, body, extra);
+    });
+    Portico portico(compress_config(upstream));
+    auto cookie = get(portico.port(), "/cookie", "br");
+    auto already = get(portico.port(), "/already", "br");
+    auto star = get(portico.port(), "/star", "br");
+    auto identity = get(portico.port(), "/cookie", "");
+    REQUIRE(cookie);
+    REQUIRE(already);
+    REQUIRE(star);
+    REQUIRE(identity);
+    CHECK(cookie->header("vary") == "Cookie, Accept-Encoding");
+    CHECK(cookie->header("etag") == "W/\"weak\"");
+    CHECK(already->header("vary") == "accept-encoding, Origin");
+    CHECK(star->header("vary") == "*");
+    CHECK(identity->header("vary") == "Cookie, Accept-Encoding");
+    CHECK(identity->header("etag") == "W/\"weak\"");
+    for (const auto* response : {&*cookie, &*already, &*star})
+        CHECK(decode_body("br", response->body) == body);
+}
+
+namespace {
+
+// Feeds the data of the complete chunks buffered after `parsed` to
+// `decoder`, reading more as it comes, until the decoded bytes hold `text`.
+bool decode_chunks_until(ResponseReader& reader, size_t& parsed, ContentDecoder& decoder,
+                         std::string_view text, std::chrono::milliseconds timeout) {
+    auto deadline = std::chrono::steady_clock::now() + timeout;
+    for (;;) {
+        const std::string& buffer = reader.buffered();
+        size_t line_end;
+        while ((line_end = buffer.find("\r\n", parsed)) != std::string::npos) {
+            size_t size = std::stoul(buffer.substr(parsed, line_end - parsed), nullptr, 16);
+            if (buffer.size() < line_end + 2 + size + 2) break;
+            if (!decoder.feed(std::string_view(buffer).substr(line_end + 2, size))) return false;
+            parsed = line_end + 2 + size + 2;
+        }
+        if (decoder.output().find(text) != std::string::npos) return true;
+        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+            deadline - std::chrono::steady_clock::now());
+        if (left.count() <= 0 || !reader.read_at_least(buffer.size() + 1, left)) return false;
+    }
+}
+
+}  // namespace
+
+TEST_CASE("compress: server-sent events stay live through a compressing location", "[compress]") {
+    // Each event must be decodable as soon as it is sent: the upstream holds
+    // the second one back for 800 ms.
+    UpstreamServer upstream([](const ReceivedRequest&) {
+        Reply reply;
+        reply.send("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
+                   "Transfer-Encoding: chunked\r\n\r\n13\r\ndata: first event\n\n\r\n");
+        reply.pause(800ms);
+        reply.send("14\r\ndata: second event\n\n\r\n0\r\n\r\n");
+        return reply;
+    });
+    Portico portico(compress_config(upstream));
+    for (const char* coding : {"br", "zstd", "gzip"}) {
+        INFO(coding);
+        Client client(portico.port());
+        ResponseReader reader(client.fd());
+        auto start = std::chrono::steady_clock::now();
+        client.send(get_request("/events", std::string("Accept-Encoding: ") + coding + "\r\n"));
+        auto head = reader.read_head(2s);
+        REQUIRE(head);
+        REQUIRE(head->header("content-encoding") == coding);
+        ContentDecoder decoder(coding);
+        size_t parsed = 0;
+        REQUIRE(decode_chunks_until(reader, parsed, decoder, "data: first event\n\n", 2s));
+        auto first_at = ms_since(start);
+        CHECK(first_at < 500);  // before the upstream sent the second
+        CHECK(decoder.output() == "data: first event\n\n");
+        REQUIRE(decode_chunks_until(reader, parsed, decoder, "second event", 3s));
+        CHECK(ms_since(start) >= 700);
+        CHECK(decoder.output() == "data: first event\n\ndata: second event\n\n");
+        REQUIRE(reader.read_until("0\r\n\r\n", 3s));  // the last-chunk follows the stream's end
+        REQUIRE(decode_chunks_until(reader, parsed, decoder, "second event", 1s));
+        CHECK(decoder.finished());
+    }
+}
+
+TEST_CASE("compress: an HTTP/1.0 client gets the stream ended by the close", "[compress]") {
+    const std::string body = json_text(50 * 1024);
+    UpstreamServer upstream([&](const ReceivedRequest&) { return Reply::text(200, body); });
+    Portico portico(compress_config(upstream));
+    Client client(portico.port());
+    client.send("GET /old HTTP/1.0\r\nHost: x\r\nAccept-Encoding: gzip\r\n\r\n");
+    ResponseReader reader(client.fd());
+    auto response = reader.read(10s);
+    REQUIRE(response);
+    CHECK(reader.framing() == "close");
+    CHECK(response->header("content-encoding") == "gzip");
+    CHECK(response->header("transfer-encoding").empty());
+    CHECK(decode_body("gzip", response->body) == body);
+}
+
+TEST_CASE("compress: keep-alive goes on after compressed and plain responses alike", "[compress]") {
+    UpstreamServer upstream([](const ReceivedRequest& request) {
+        if (request.target == "/image")
+            return Reply::raw("HTTP/1.1 200 OK\r\nContent-Type: image/png\r\nContent-Length: 5\r\n\r\nimage",
+                              Reply::Then::keep_alive);
+        return Reply::text(200, json_text(3000 + request.target.size()));
+    });
+    Portico portico(compress_config(upstream));
+    Client client(portico.port());
+    ResponseReader reader(client.fd());
+    // Pipelined, then one at a time.
+    client.send(get_request("/a", "Accept-Encoding: br\r\n") + get_request("/image", "Accept-Encoding: br\r\n") +
+                get_request("/bbb", "Accept-Encoding: gzip\r\n"));
+    auto a = reader.read();
+    auto image = reader.read();
+    auto b = reader.read();
+    REQUIRE(a);
+    REQUIRE(image);
+    REQUIRE(b);
+    CHECK(decode_body("br", a->body) == json_text(3002));
+    CHECK(image->body == "image");
+    CHECK(decode_body("gzip", b->body) == json_text(3004));
+    client.send(get_request("/cc", "Accept-Encoding: zstd\r\n"));
+    auto c = reader.read();
+    REQUIRE(c);
+    CHECK(decode_body("zstd", c->body) == json_text(3003));
+}
+
+TEST_CASE("compress: a slow reader of a large compressed stream gets it whole, in bounded memory",
+          "[compress]") {
+    // Text that compresses little (random words), so the compressed stream
+    // is large; the client reads slowly through a small receive buffer.
+    std::string body;
+    uint32_t state = 7;
+    while (body.size() < 8 * 1024 * 1024) {
+        state = state * 1103515245 + 12345;
+        body += std::to_string(state) + (state % 7 ? " " : "\n");
+    }
+    UpstreamServer upstream([&](const ReceivedRequest&) { return Reply::text(200, body); });
+    Portico portico(compress_config(upstream, "{ gzip_level = 1 }"));
+    pid_t worker = portico.worker_pids().at(0);
+    long rss_before = resident_kib(worker);
+    Client client(portico.port(), 16 * 1024);
+    client.send(get_request("/big", "Accept-Encoding: gzip\r\n"));
+    ResponseReader reader(client.fd());
+    auto head = reader.read_head(5s);
+    REQUIRE(head);
+    REQUIRE(head->header("content-encoding") == "gzip");
+    // Read slowly at first: the worker must stop reading its upstream.
+    std::this_thread::sleep_for(1s);
+    long rss_stalled = resident_kib(worker);
+    auto compressed = reader.read_body(*head, 30s);
+    REQUIRE(compressed);
+    bool decoded_whole = decode_body("gzip", *compressed) == body;
+    CHECK(decoded_whole);
+    INFO("worker RSS before " << rss_before << " KiB, while the client stalled " << rss_stalled << " KiB");
+    // The body is 8 MiB: holding it would show. A stream holds a 64 KiB
+    // block, zlib's 256 KiB, and the proxy's 64 KiB read buffer.
+    CHECK(rss_stalled - rss_before < 3 * 1024);
+}
+
+TEST_CASE("compress: a WebSocket through a compressing location is tunnelled untouched", "[compress]") {
+    UpstreamServer upstream([](const ReceivedRequest&) { return Reply::websocket(); });
+    Portico portico(compress_config(upstream));
+    Client client(portico.port());
+    ResponseReader reader(client.fd());
+    client.send("GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                "Accept-Encoding: gzip, br\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+                "Sec-WebSocket-Version: 13\r\n\r\n");
+    auto head = reader.read_head();
+    REQUIRE(head);
+    CHECK(head->status == 101);
+    CHECK(head->header("content-encoding").empty());
+    client.send("text that would compress, text that would compress");
+    REQUIRE(reader.read_at_least(50, 2s));
+    CHECK(reader.buffered() == "text that would compress, text that would compress");
+}
+
+TEST_CASE("compress: counters by coding: responses, bytes in and out", "[compress]") {
+    const std::string body = json_text(30000);
+    UpstreamServer upstream([&](const ReceivedRequest&) { return Reply::text(200, body); });
+    uint16_t metrics_port = unused_port();
+    Portico portico(with_metrics(compress_config(upstream), metrics_port));
+    uint64_t sent_br = 0;
+    for (const char* accept : {"br", "br", "gzip", ""}) {
+        auto response = get(portico.port(), "/", accept);
+        REQUIRE(response);
+        if (std::string(accept) == "br") sent_br += response->body.size();
+    }
+    CHECK(metric(metrics_port, "portico_compressed_responses_total{coding=\"br\"}") == 2);
+    CHECK(metric(metrics_port, "portico_compressed_responses_total{coding=\"gzip\"}") == 1);
+    CHECK(metric(metrics_port, "portico_compressed_responses_total{coding=\"zstd\"}") == 0);
+    CHECK(metric(metrics_port, "portico_compressed_cache_hits_total{coding=\"br\"}") == 0);
+    CHECK(metric(metrics_port, "portico_compression_in_bytes_total{coding=\"br\"}") == 2.0 * body.size());
+    CHECK(metric(metrics_port, "portico_compression_out_bytes_total{coding=\"br\"}") == static_cast<double>(sent_br));
+}
