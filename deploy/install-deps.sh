@@ -14,6 +14,9 @@ packages=(
   nlohmann-json3-dev  # `portico stats` reads /stats; JSON access log tests parse lines
   libssl-dev          # TLS termination: OpenSSL 3 (TLS 1.2/1.3, tickets, ALPN, SNI)
   libsystemd-dev      # sd_notify: the systemd unit is Type=notify (READY, RELOADING, STOPPING)
+  zlib1g-dev          # compress: gzip, the coding every client has
+  libbrotli-dev       # compress: br, the best ratio on text (browsers over HTTPS); tests decode with it too
+  libzstd-dev         # compress: zstd, near brotli's ratio at a fraction of the CPU (Chrome, Firefox)
   catch2              # unit and integration tests (v2)
   curl                # handy checks by hand
 )
