@@ -58,6 +58,7 @@ void CompressingExchange::start(http::Exchange& client, std::optional<config::Co
     length_.reset();
     header_text_.clear();
     headers_.clear();
+    vary_covered_ = false;
     bytes_in_ = bytes_out_ = 0;
 }
 
@@ -82,20 +83,33 @@ void CompressingExchange::add_header(std::string_view name, std::string_view val
     auto at = static_cast<uint32_t>(header_text_.size());
     header_text_.append(name);
     header_text_.append(value);
+    Role role = role_of(name);
+    if (role == Role::vary && vary_covers_accept_encoding(value)) vary_covered_ = true;
     headers_.push_back({at, static_cast<uint32_t>(name.size()),
-                        at + static_cast<uint32_t>(name.size()), static_cast<uint32_t>(value.size())});
+                        at + static_cast<uint32_t>(name.size()), static_cast<uint32_t>(value.size()),
+                        role});
 }
 
-std::string_view CompressingExchange::header(std::string_view name) const {
+CompressingExchange::Role CompressingExchange::role_of(std::string_view name) {
+    // equals_ignore_case compares lengths first, inline: most names stop there.
+    if (http::equals_ignore_case(name, "content-type")) return Role::content_type;
+    if (http::equals_ignore_case(name, "content-encoding")) return Role::content_encoding;
+    if (http::equals_ignore_case(name, "cache-control")) return Role::cache_control;
+    if (http::equals_ignore_case(name, "etag")) return Role::etag;
+    if (http::equals_ignore_case(name, "vary")) return Role::vary;
+    if (http::equals_ignore_case(name, "accept-ranges")) return Role::accept_ranges;
+    return Role::other;
+}
+
+std::string_view CompressingExchange::value_of(Role role) const {
     for (const StoredHeader& stored_header : headers_)
-        if (http::equals_ignore_case(stored(stored_header.name_at, stored_header.name_size), name))
-            return stored(stored_header.value_at, stored_header.value_size);
+        if (stored_header.role == role) return stored(stored_header.value_at, stored_header.value_size);
     return {};
 }
 
 Treatment CompressingExchange::decide() const {
-    ResponseFacts facts{status_, length_, header("content-type"), header("content-encoding"),
-                        header("cache-control")};
+    ResponseFacts facts{status_, length_, value_of(Role::content_type),
+                        value_of(Role::content_encoding), value_of(Role::cache_control)};
     return treatment_for(facts, filter_.config(), coding_.has_value());
 }
 
@@ -119,24 +133,20 @@ void CompressingExchange::commit_compressed(std::optional<uint64_t> compressed_l
 }
 
 void CompressingExchange::replay_headers(bool compressed, bool vary) {
-    bool vary_done = !vary;
-    for (const StoredHeader& stored_header : headers_)
-        if (http::equals_ignore_case(stored(stored_header.name_at, stored_header.name_size), "vary") &&
-            vary_covers_accept_encoding(stored(stored_header.value_at, stored_header.value_size)))
-            vary_done = true;
+    bool vary_done = !vary || vary_covered_;
     std::string changed;
     for (const StoredHeader& stored_header : headers_) {
         std::string_view name = stored(stored_header.name_at, stored_header.name_size);
         std::string_view value = stored(stored_header.value_at, stored_header.value_size);
-        if (compressed && http::equals_ignore_case(name, "accept-ranges")) {
+        if (compressed && stored_header.role == Role::accept_ranges) {
             continue;  // a Range request gets the identity's bytes, not ranges of these
         }
-        if (compressed && http::equals_ignore_case(name, "etag") && !value.starts_with("W/")) {
+        if (compressed && stored_header.role == Role::etag && !value.starts_with("W/")) {
             // Other bytes than the identity's, the same meaning: a weak
             // validator (RFC 9110 8.8.1), as nginx makes it.
             changed.assign("W/").append(value);
             value = changed;
-        } else if (!vary_done && http::equals_ignore_case(name, "vary")) {
+        } else if (!vary_done && stored_header.role == Role::vary) {
             changed.assign(value).append(", Accept-Encoding");
             value = changed;
             vary_done = true;

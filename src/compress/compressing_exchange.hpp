@@ -83,8 +83,14 @@ private:
         done,         // the response is out (or handed to the client whole), or the client gone
     };
     struct Guard;
+    // What the filter reads or changes of a header: told once, when it is
+    // added, so deciding and replaying compare no names.
+    enum class Role : uint8_t {
+        other, content_type, content_encoding, cache_control, etag, vary, accept_ranges
+    };
     struct StoredHeader {
         uint32_t name_at, name_size, value_at, value_size;
+        Role role;
     };
     // A body sent whole with its owner: in memory, or a file range.
     struct WholeBody {
@@ -102,7 +108,9 @@ private:
     void on_client_gone() override;
 
     std::string_view stored(uint32_t at, uint32_t size) const { return {header_text_.data() + at, size}; }
-    std::string_view header(std::string_view name) const;
+    static Role role_of(std::string_view name);
+    // The value of the first header in `role`, or an empty view.
+    std::string_view value_of(Role role) const;
     Treatment decide() const;
     // The head goes out: as it came (with Vary when `vary`), or as the
     // compressed representation's (`compressed_length`: when known).
@@ -137,6 +145,7 @@ private:
     std::optional<uint64_t> length_;
     std::string header_text_;  // names and values, back to back
     std::vector<StoredHeader> headers_;
+    bool vary_covered_ = false;  // a Vary names Accept-Encoding already (or is "*")
     // A block the handler handed over (its bytes still to be compressed, or,
     // as is, still to be written): passed on, or given back once taken.
     core::BufferPool* handed_pool_ = nullptr;

@@ -152,7 +152,8 @@ void StaticHandler::serve_best_variant(http::Exchange& exchange,
                                        std::string_view relative) {
     // The sidecars the client accepts, best first, until one exists.
     config::CodingSet candidates = location_.precompressed;
-    std::string_view accept_encoding = exchange.request().header("accept-encoding");
+    std::string_view accept_encoding =
+        candidates.empty() ? std::string_view() : exchange.request().header("accept-encoding");
     while (std::optional<config::Coding> coding =
                compress::negotiate_coding(accept_encoding, candidates)) {
         scratch_.assign(relative);

@@ -257,12 +257,12 @@ bool decode_chunks_until(ResponseReader& reader, size_t& parsed, ContentDecoder&
 
 TEST_CASE("compress: server-sent events stay live through a compressing location", "[compress]") {
     // Each event must be decodable as soon as it is sent: the upstream holds
-    // the second one back for 800 ms.
+    // the second one back for 1.5 s.
     UpstreamServer upstream([](const ReceivedRequest&) {
         Reply reply;
         reply.send("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
                    "Transfer-Encoding: chunked\r\n\r\n13\r\ndata: first event\n\n\r\n");
-        reply.pause(800ms);
+        reply.pause(1500ms);
         reply.send("14\r\ndata: second event\n\n\r\n0\r\n\r\n");
         return reply;
     });
@@ -280,10 +280,10 @@ TEST_CASE("compress: server-sent events stay live through a compressing location
         size_t parsed = 0;
         REQUIRE(decode_chunks_until(reader, parsed, decoder, "data: first event\n\n", 2s));
         auto first_at = ms_since(start);
-        CHECK(first_at < 500);  // before the upstream sent the second
+        CHECK(first_at < 1000);  // before the upstream sent the second
         CHECK(decoder.output() == "data: first event\n\n");
-        REQUIRE(decode_chunks_until(reader, parsed, decoder, "second event", 3s));
-        CHECK(ms_since(start) >= 700);
+        REQUIRE(decode_chunks_until(reader, parsed, decoder, "second event", 4s));
+        CHECK(ms_since(start) >= 1400);
         CHECK(decoder.output() == "data: first event\n\ndata: second event\n\n");
         REQUIRE(reader.read_until("0\r\n\r\n", 3s));  // the last-chunk follows the stream's end
         REQUIRE(decode_chunks_until(reader, parsed, decoder, "second event", 1s));
