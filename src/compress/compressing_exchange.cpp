@@ -91,14 +91,20 @@ void CompressingExchange::add_header(std::string_view name, std::string_view val
 }
 
 CompressingExchange::Role CompressingExchange::role_of(std::string_view name) {
-    // equals_ignore_case compares lengths first, inline: most names stop there.
-    if (http::equals_ignore_case(name, "content-type")) return Role::content_type;
-    if (http::equals_ignore_case(name, "content-encoding")) return Role::content_encoding;
-    if (http::equals_ignore_case(name, "cache-control")) return Role::cache_control;
-    if (http::equals_ignore_case(name, "etag")) return Role::etag;
-    if (http::equals_ignore_case(name, "vary")) return Role::vary;
-    if (http::equals_ignore_case(name, "accept-ranges")) return Role::accept_ranges;
-    return Role::other;
+    // By length first: one comparison at most per header, on every request.
+    auto is = [name](std::string_view lowercase) {
+        return http::equals_ignore_case_same_size(name.data(), lowercase.data(), name.size());
+    };
+    switch (name.size()) {
+    case 4: return is("etag") ? Role::etag : is("vary") ? Role::vary : Role::other;
+    case 12: return is("content-type") ? Role::content_type : Role::other;
+    case 13:
+        return is("cache-control")   ? Role::cache_control
+               : is("accept-ranges") ? Role::accept_ranges
+                                     : Role::other;
+    case 16: return is("content-encoding") ? Role::content_encoding : Role::other;
+    default: return Role::other;
+    }
 }
 
 std::string_view CompressingExchange::value_of(Role role) const {
@@ -134,7 +140,7 @@ void CompressingExchange::commit_compressed(std::optional<uint64_t> compressed_l
 
 void CompressingExchange::replay_headers(bool compressed, bool vary) {
     bool vary_done = !vary || vary_covered_;
-    std::string changed;
+    std::string& changed = scratch_;
     for (const StoredHeader& stored_header : headers_) {
         std::string_view name = stored(stored_header.name_at, stored_header.name_size);
         std::string_view value = stored(stored_header.value_at, stored_header.value_size);

@@ -146,6 +146,7 @@ private:
     std::string header_text_;  // names and values, back to back
     std::vector<StoredHeader> headers_;
     bool vary_covered_ = false;  // a Vary names Accept-Encoding already (or is "*")
+    std::string scratch_;        // a changed header value (W/ ETag, merged Vary), reused
     // A block the handler handed over (its bytes still to be compressed, or,
     // as is, still to be written): passed on, or given back once taken.
     core::BufferPool* handed_pool_ = nullptr;
