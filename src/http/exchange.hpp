@@ -69,9 +69,13 @@ public:
     // response, as end_response() would, in the same write.
     virtual void send_body_pieces(std::span<const std::string_view> pieces, bool last) = 0;
     // A whole body, with `owner` keeping the bytes alive until the response
-    // has been sent (a cached file's contents); written by end_response.
+    // has been sent (a cached file's contents); written by end_response. An
+    // owner also stands for its bytes: the same owner always means the same
+    // bytes, so a filter may keep what it derives from them while the owner
+    // lives (the compressed cache keys on the file cache's OpenFile).
     virtual void send_owned_body(std::string_view bytes, std::shared_ptr<const void> owner) = 0;
-    // `owner` keeps the descriptor open until the response has been sent.
+    // `owner` keeps the descriptor open until the response has been sent,
+    // and stands for the file's bytes as above.
     virtual void send_file(int fd, off_t offset, uint64_t length,
                            std::shared_ptr<const void> owner) = 0;
     // `block`, from `pool`, holds body bytes already sent that a slow client
