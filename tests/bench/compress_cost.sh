@@ -14,8 +14,8 @@
 # with compress, /index.html and a 20 KB CSS asset for a client that
 # accepts no coding, the CSS asset in br and gzip (a hot asset: from the
 # compressed cache after the warm-up), /hello with gzip (below
-# min_length), and a 100 KB JSON proxied in br, zstd and gzip at the
-# default levels. ab -k (HTTP/1.0 kept alive) where the response has a
+# min_length), and a 2 KB and a 100 KB JSON proxied in br, zstd and gzip
+# at the default levels. ab -k (HTTP/1.0 kept alive) where the response has a
 # length, h2load --h1 (HTTP/1.1, chunked) for the compressed streams.
 # Environment: PORTICO_BIN, COST_N (2000; the JSON cases use a tenth),
 # BENCH_PORT (18590), BENCH_APP_PORT (13590). Every process started here is
@@ -83,9 +83,10 @@ PORT=$APP_PORT taskset -c 1 node -e '
     items.push({ id: i, name: "user " + (i * 7919 % 100003), active: i % 3 !== 0 });
   const json = JSON.stringify(items).slice(0, 100 * 1024);
   http.createServer((req, res) => {
-    if (req.url === "/data.json") {
-      res.writeHead(200, { "Content-Type": "application/json", "Content-Length": Buffer.byteLength(json) });
-      res.end(json);
+    if (req.url === "/data.json" || req.url === "/small.json") {
+      const body = req.url === "/data.json" ? json : json.slice(0, 2048);
+      res.writeHead(200, { "Content-Type": "application/json", "Content-Length": Buffer.byteLength(body) });
+      res.end(body);
     } else {
       res.writeHead(200, { "Content-Type": "text/plain", "Content-Length": 11 });
       res.end("Hello World");
@@ -134,6 +135,9 @@ CASES=(
   "compress|/app.css 20 KB in br (cached)|ab|br|/app.css|1"
   "compress|/app.css 20 KB in gzip (cached)|ab|gzip|/app.css|1"
   "compress|/hello proxied, gzip accepted (below min_length)|ab|gzip|/hello|1"
+  "compress|/small.json 2 KB proxied in gzip (level 5)|h2load|gzip|/small.json|1"
+  "compress|/small.json 2 KB proxied in br (level 4)|h2load|br|/small.json|1"
+  "compress|/small.json 2 KB proxied in zstd (level 3)|h2load|zstd|/small.json|1"
   "compress|/data.json 100 KB proxied in gzip (level 5)|h2load|gzip|/data.json|10"
   "compress|/data.json 100 KB proxied in br (level 4)|h2load|br|/data.json|10"
   "compress|/data.json 100 KB proxied in zstd (level 3)|h2load|zstd|/data.json|10"
