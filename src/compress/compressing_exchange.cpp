@@ -315,8 +315,12 @@ void CompressingExchange::abort() {
 
 void CompressingExchange::respond_text(int status, std::string_view body) {
     Guard guard(*this);
+    char* block = std::exchange(block_, nullptr);
     release();
     client_->respond_text(status, body);  // a short text: never worth compressing
+    // Either nothing of ours was queued, or the response had begun and the
+    // connection closed, dropping its output: our block is free.
+    if (block) filter_.blocks().release(block);
 }
 
 void CompressingExchange::switch_protocols() {
@@ -344,7 +348,12 @@ void CompressingExchange::take(std::span<const std::string_view> pieces, bool la
         pending_.push_back(piece);
         bytes_in_ += piece.size();
     }
-    if (last) finishing_ = true;
+    if (last) {
+        finishing_ = true;
+        // The handler is done with its exchange (it may be gone already):
+        // what happens to the tail from here is no longer its business.
+        listener_ = nullptr;
+    }
     pump();
 }
 
@@ -393,7 +402,12 @@ bool CompressingExchange::compress_pending(std::span<char>& room) {
         StreamEncoder::Mode mode = !last       ? StreamEncoder::Mode::take
                                    : finishing_ ? StreamEncoder::Mode::finish
                                                 : StreamEncoder::Mode::flush;
-        if (!encoder_->compress(input, room, mode)) return false;
+        // A flush the room cut short is finished first, even when more
+        // pieces came since: brotli takes no new input in the middle of one.
+        if (flush_unfinished_ && mode == StreamEncoder::Mode::take) mode = StreamEncoder::Mode::flush;
+        bool done = encoder_->compress(input, room, mode);
+        flush_unfinished_ = !done && mode == StreamEncoder::Mode::flush;
+        if (!done) return false;
         if (last) return true;
         ++next_piece_;
     }
@@ -428,6 +442,7 @@ void CompressingExchange::release() {
     pending_.clear();
     next_piece_ = 0;
     finishing_ = false;
+    flush_unfinished_ = false;
     owner_.reset();
     if (handed_block_)
         std::exchange(handed_pool_, nullptr)->release(std::exchange(handed_block_, nullptr));

@@ -158,6 +158,7 @@ private:
     std::vector<std::string_view> pending_;  // input not compressed yet, in order
     size_t next_piece_ = 0;
     bool finishing_ = false;  // the handler sent its last byte
+    bool flush_unfinished_ = false;  // the room ran out in the middle of a flush
     std::shared_ptr<const void> owner_;  // keeps owned bytes sent as a stream alive
     uint64_t bytes_in_ = 0;
     uint64_t bytes_out_ = 0;

@@ -422,6 +422,7 @@ void ClientConnection::fail(int status, const char* reason) {
 }
 
 void ClientConnection::on_response_complete() {
+    ++responses_completed_;
     record_request(r_->response_status);
     if (close_after_response_) {
         close_after_output();

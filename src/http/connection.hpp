@@ -153,6 +153,9 @@ private:
     // byte; nullptr while the connection is idle.
     RequestState* r_ = nullptr;
     uint32_t requests_served_ = 0;
+    // Responses completed on this connection: a flush that called a
+    // listener checks whether the listener's own flush completed it.
+    uint32_t responses_completed_ = 0;
 };
 
 }  // namespace portico::http

@@ -313,8 +313,14 @@ void ClientConnection::flush_output() {
         else if (state_ != State::idle)
             timer_.disarm();
         // Only after a wait: a listener told synchronously would recurse.
-        if (r_->listener) r_->listener->on_output_drained();
-        if (state_ == State::closed) return;
+        // The listener may end the response (a filter writing its tail):
+        // then its own flush completed it, may have started the next
+        // request, and updated the poll; nothing here is this one's any more.
+        if (r_->listener) {
+            uint32_t completed = responses_completed_;
+            r_->listener->on_output_drained();
+            if (state_ == State::closed || responses_completed_ != completed) return;
+        }
     }
     if (r_->response_ended && r_->output.empty()) on_response_complete();
     // Only a write that had waited changes what epoll must watch (no more
