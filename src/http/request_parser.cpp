@@ -149,6 +149,10 @@ int RequestParser::on_header_value_complete(llhttp_t* parser) {
     if (field.name.empty()) return self.fail(400, "header field without a name");
     if (field.value.data() == nullptr) field.value = {};
     self.current_ = {};
+    // A chunked body's trailer fields are dropped, as nginx does: none may
+    // change the head already handled, least of all its framing (RFC 9110
+    // 6.5.1; a Content-Length among them was found by fuzz_request_parser).
+    if (self.head_complete_) return HPE_OK;
     self.request_.headers.push_back(field);
     return self.interpret_header(field);
 }
