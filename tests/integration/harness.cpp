@@ -19,7 +19,9 @@
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include <string_view>
 #include <thread>
+#include <vector>
 
 namespace portico::test {
 
@@ -75,6 +77,27 @@ std::string read_file(const std::string& path) {
 Portico::Portico(const std::string& config_text, const LaunchOptions& options) {
     dir_.write("portico.toml", substitute_listen(config_text, "127.0.0.1:0"));
     std::string log_path = dir_.path() + "/error.log";
+    // Everything the child needs is made before fork(): this process has
+    // threads (the tests' upstream servers), and after a fork only
+    // async-signal-safe calls are; an allocation may wait forever on a lock
+    // another thread held at that moment (seen in the ASan build: a start
+    // that never logged a line).
+    const std::string config = config_path();
+    std::vector<char*> environment;
+    for (char** variable = environ; *variable != nullptr; ++variable) {
+        std::string_view entry(*variable);
+        bool replaced = std::any_of(options.environment.begin(), options.environment.end(),
+                                    [&](const std::string& given) {
+                                        return entry.substr(0, entry.find('=') + 1) ==
+                                               std::string_view(given).substr(0, given.find('=') + 1);
+                                    });
+        if (!replaced) environment.push_back(*variable);
+    }
+    for (const std::string& variable : options.environment)
+        environment.push_back(const_cast<char*>(variable.c_str()));
+    environment.push_back(nullptr);
+    char* const arguments[] = {const_cast<char*>(PORTICO_BINARY), const_cast<char*>("-c"),
+                               const_cast<char*>(config.c_str()), nullptr};
     pid_ = fork();
     if (pid_ == 0) {
         int log_fd = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -86,12 +109,9 @@ Portico::Portico(const std::string& config_text, const LaunchOptions& options) {
         ::prctl(PR_CAPBSET_DROP, CAP_DAC_READ_SEARCH, 0, 0, 0);
         for (int capability : options.dropped_capabilities)
             ::prctl(PR_CAPBSET_DROP, capability, 0, 0, 0);
-        for (const std::string& variable : options.environment)
-            ::putenv(const_cast<char*>(variable.c_str()));
         dup2(log_fd, STDERR_FILENO);
         dup2(log_fd, STDOUT_FILENO);
-        std::string config = config_path();
-        execl(PORTICO_BINARY, PORTICO_BINARY, "-c", config.c_str(), static_cast<char*>(nullptr));
+        execve(PORTICO_BINARY, arguments, environment.data());
         _exit(127);
     }
     // The master logs "listening on ADDRESS (port N)" once its sockets are bound.
