@@ -13,6 +13,7 @@ packages=(
   libre2-dev          # regex locations, linear time
   nlohmann-json3-dev  # `portico stats` reads /stats; JSON access log tests parse lines
   libssl-dev          # TLS termination: OpenSSL 3 (TLS 1.2/1.3, tickets, ALPN, SNI)
+  libnghttp2-dev      # HTTP/2: framing, HPACK, flow control and the flood limits (rapid reset, CONTINUATION)
   libsystemd-dev      # sd_notify: the systemd unit is Type=notify (READY, RELOADING, STOPPING)
   zlib1g-dev          # compress: gzip, the coding every client has
   libbrotli-dev       # compress: br, the best ratio on text (browsers over HTTPS); tests decode with it too

@@ -102,6 +102,13 @@ struct TlsConfig {
     bool redirect_http = false;
 };
 
+// [http2]: HTTP/2 beside HTTP/1.1 on the same listeners.
+struct Http2Config {
+    bool enabled = true;     // h2 offered by ALPN on the TLS listeners
+    bool cleartext = false;  // h2c with prior knowledge on the cleartext listeners
+    uint32_t max_concurrent_streams = 128;
+};
+
 struct MetricsConfig {
     SocketAddress listen;
 };
@@ -187,6 +194,7 @@ struct Config {
     LogConfig log;
     std::optional<MetricsConfig> metrics;
     std::optional<TlsConfig> tls;
+    Http2Config http2;
     std::vector<std::pair<std::string, std::string>> mime;  // extension (no dot) -> type
     std::vector<UpstreamConfig> upstreams;  // named ones in file order, then inline ones
     std::vector<LocationConfig> locations;  // in file order

@@ -1,4 +1,5 @@
-// [tls]: the TLS listeners and their certificates. Only the shape is checked
+// [tls]: the TLS listeners and their certificates; [http2], the protocol
+// they offer beside HTTP/1.1. Only the shape is checked
 // here; whether the files load and match is the TLS layer's check
 // (tls::load_server_tls), which `portico -t` and every reload run too.
 #include "config/sections.hpp"
@@ -95,6 +96,19 @@ void read_tls(const toml::node& node, LoadContext& context, const ServerConfig& 
     reader.read_bool("redirect_http", read.redirect_http);
     reader.finish();
     tls = std::move(read);
+}
+
+void read_http2(const toml::node& node, LoadContext& context, Http2Config& http2) {
+    const toml::table* table = expect_table(node, "http2", context);
+    if (!table) return;
+    TableReader reader(*table, "http2.", "[http2]", context.diagnostics);
+    reader.read_bool("enabled", http2.enabled);
+    reader.read_bool("cleartext", http2.cleartext);
+    // RFC 9113 6.5.2 advises at least 100; more than a few thousand only
+    // lets one client hold more of the worker.
+    reader.read_bounded("max_concurrent_streams", http2.max_concurrent_streams, uint32_t{1},
+                        uint32_t{10000});
+    reader.finish();
 }
 
 }  // namespace portico::config

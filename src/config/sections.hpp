@@ -48,6 +48,7 @@ void read_metrics(const toml::node& node, LoadContext& context, const ServerConf
                   std::optional<MetricsConfig>& metrics);
 void read_tls(const toml::node& node, LoadContext& context, const ServerConfig& server,
               std::optional<TlsConfig>& tls);
+void read_http2(const toml::node& node, LoadContext& context, Http2Config& http2);
 void read_mime(const toml::node& node, LoadContext& context,
                std::vector<std::pair<std::string, std::string>>& mime);
 

@@ -3,14 +3,14 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
 #include <spdlog/spdlog.h>
 
-#include "http/https_redirect.hpp"
+#include "http/request_routing.hpp"
 #include "http/status.hpp"
-#include "router/path.hpp"
 
 namespace portico::http {
 
@@ -90,6 +90,7 @@ void ClientConnection::release_request_state() {
 void ClientConnection::close() {
     if (state_ == State::closed) return;
     if (r_ != nullptr) record_request_cut_short();
+    if (h2_) h2_->connection_closed();
     state_ = State::closed;
     if (r_ != nullptr) {
         r_->output.clear();
@@ -123,6 +124,7 @@ void ClientConnection::on_timer_closed(uv_handle_t* handle) {
 
 void ClientConnection::close_if_idle() {
     if (state_ == State::idle) close();
+    else if (state_ == State::http2) h2_->drain();  // GOAWAY; open streams finish
 }
 
 // ---- events --------------------------------------------------------------
@@ -208,11 +210,21 @@ void ClientConnection::on_readable() {
     }
     if (dropping) return;
     input_filled_ += static_cast<size_t>(received);
+    if (state_ == State::http2) {
+        on_http2_input();
+        return;
+    }
     if (state_ == State::tunnel) {
         on_tunnel_input();
         return;
     }
     if (state_ == State::idle) {
+        if (requests_served_ == 0 && !tls_ && server_.config.http2.cleartext &&
+            begins_with_h2_preface()) {
+            start_http2();
+            if (state_ == State::http2) on_http2_input();
+            return;
+        }
         state_ = State::reading_head;
         begin_request();
         if (requests_served_ > 0) arm_timer(server_.config.server.header_timeout);
@@ -222,7 +234,10 @@ void ClientConnection::on_readable() {
     process_input();
 }
 
-void ClientConnection::on_writable() { flush_output(); }
+void ClientConnection::on_writable() {
+    if (h2_) [[unlikely]] h2_->send();
+    else flush_output();
+}
 
 void ClientConnection::on_timeout() {
     switch (state_) {
@@ -231,6 +246,9 @@ void ClientConnection::on_timeout() {
         close();
         return;
     case State::tunnel:  // the proxy times the tunnel by its activity
+        return;
+    case State::http2:
+        h2_->on_timeout();
         return;
     case State::reading_head:
         fail(408, "request head not received within header_timeout");
@@ -327,22 +345,9 @@ void ClientConnection::on_head_complete() {
     if (request.has_body()) arm_timer(limits.body_timeout);
     else timer_.disarm();
 
-    router::NormalizedPath normalized = router::normalize_path(request.path, request.normalized_path);
-    request.path_had_encoded_slash = normalized.had_encoded_slash;
     request.secure = tls_ != nullptr;
-    if (normalized.error != router::PathError::none) {
-        respond_text(400, status_text(400));
-        return;
-    }
-    if (server_.redirect_http && !tls_ && !is_acme_challenge(request.normalized_path)) {
-        redirect_to_https();
-        return;
-    }
-    r_->location = server_.router.match(request.normalized_path);
-    if (r_->location < 0) {
-        respond_text(404, status_text(404));
-        return;
-    }
+    r_->location = route_request(server_, request, *this);
+    if (r_->location < 0) return;
     // RFC 9110 10.1.1: the client holds the body back until told to send it.
     if (request.expect_continue) {
         r_->output.push_memory(continue_response);
@@ -377,12 +382,7 @@ void ClientConnection::on_tunnel_input() {
 
 void ClientConnection::serve() {
     r_->handler_started = true;
-    auto location = static_cast<size_t>(r_->location);
-    ResponseFilter* filter = server_.filters[location].get();
-    Exchange& exchange = filter ? filter->wrap(*this) : *this;
-    for (auto& handler : server_.handlers[location])
-        if (handler->serve(exchange)) return;
-    exchange.respond_text(404, status_text(404));
+    serve_location(server_, *this, r_->location);
 }
 
 // Decoded body data from the parser, as llhttp finds it: the limit counts
@@ -487,6 +487,39 @@ void ClientConnection::close_after_output() {
     update_poll();
 }
 
+// ---- HTTP/2 ------------------------------------------------------------------
+
+// RFC 9113 3.4: what an h2c client with prior knowledge sends first.
+constexpr std::string_view h2_preface = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+
+// No HTTP/1.1 method starts with "PRI", so three bytes tell.
+bool ClientConnection::begins_with_h2_preface() const {
+    size_t compared = std::min(input_filled_, h2_preface.size());
+    return compared >= 3 && std::string_view(input_, compared) == h2_preface.substr(0, compared);
+}
+
+void ClientConnection::start_http2() {
+    state_ = State::http2;
+    h2_ = std::make_unique<http2::Session>(server_, static_cast<http2::Transport&>(*this));
+    h2_->send();  // our SETTINGS
+}
+
+void ClientConnection::on_http2_input() {
+    size_t filled = std::exchange(input_filled_, 0);
+    h2_->receive(input_, filled);
+    if (state_ != State::closed) update_poll();
+}
+
+OutputQueue::FlushResult ClientConnection::write(OutputQueue& output, uint64_t& sent) {
+    return tls_ ? output.flush(*tls_, server_.tls_staging.get(), server_.tls_staging_size, sent)
+                : output.flush(fd_, sent);
+}
+
+void ClientConnection::set_output_blocked(bool blocked) {
+    output_blocked_ = blocked;
+    update_poll();
+}
+
 // ---- TLS ---------------------------------------------------------------------
 
 // Which socket events the TLS layer needs on top of what the connection
@@ -544,7 +577,8 @@ bool ClientConnection::finish_handshake() {
             tls_->resumed() ? metrics::TlsHandshake::resumed : metrics::TlsHandshake::full,
             uv_hrtime() - accepted_ns_);
         arm_timer(server_.config.server.header_timeout);
-        return true;
+        if (tls_->negotiated_h2()) start_http2();
+        return state_ != State::closed;
     case tls::TlsStream::Step::blocked:
         update_poll();
         return false;
@@ -574,23 +608,6 @@ void ClientConnection::answer_plain_http() {
     state_ = State::lingering;
     arm_timer(linger_timeout);
     update_poll();
-}
-
-void ClientConnection::redirect_to_https() {
-    const Request& request = r_->parser.request();
-    std::string target = https_location(request, server_.https_port);
-    if (target.empty()) {
-        respond_text(400, "A Host header is needed to redirect to https.\n");
-        return;
-    }
-    // 301 may turn a POST into a GET; 308 keeps the method and body.
-    int status = request.method_name == "GET" || request.is_head() ? 301 : 308;
-    static constexpr std::string_view body = "Moved to https.\n";
-    begin_response(status, body.size());
-    add_header("Location", target);
-    add_header("Content-Type", "text/plain; charset=utf-8");
-    send_body(body);
-    end_response();
 }
 
 }  // namespace portico::http

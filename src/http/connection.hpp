@@ -28,11 +28,14 @@
 #include "http/request_parser.hpp"
 #include "http/request_state.hpp"
 #include "http/server_context.hpp"
+#include "http2/session.hpp"
 #include "tls/tls_stream.hpp"
 
 namespace portico::http {
 
-class ClientConnection final : public Exchange, private RequestParser::BodyReceiver {
+class ClientConnection final : public Exchange,
+                               private RequestParser::BodyReceiver,
+                               private http2::Transport {
 public:
     // Takes ownership of the accepted, non-blocking socket; `tls`: it came
     // from a TLS listener.
@@ -74,6 +77,7 @@ private:
         active,        // head complete: a handler answers, the body may still arrive
         lingering,     // answered and closing: discard input so the answer is not reset
         tunnel,        // after a 101: raw bytes both ways
+        http2,         // the h2 session (h2_) has the connection
         closed,
     };
 
@@ -93,7 +97,6 @@ private:
     // Goes on with the TLS handshake; true once it is done.
     bool finish_handshake();
     void answer_plain_http();
-    void redirect_to_https();
     void on_timeout();
     void process_input();
     void parse_available_input();
@@ -109,9 +112,22 @@ private:
 
     bool on_request_body(std::string_view chunk) override;
 
+    // HTTP/2: ALPN chose h2, or a cleartext client began with the preface.
+    void start_http2();
+    bool begins_with_h2_preface() const;
+    void on_http2_input();
+
+    // http2::Transport
+    OutputQueue::FlushResult write(OutputQueue& output, uint64_t& sent) override;
+    void set_output_blocked(bool blocked) override;
+    void arm_timer(config::Duration timeout) override;
+    void disarm_timer() override { timer_.disarm(); }
+    void end_session() override { close(); }
+    const PeerAddress& peer() const override { return peer_; }
+    const tls::TlsStream* tls() const override { return tls_.get(); }
+
     void update_poll();
     int tls_poll_events(int events);
-    void arm_timer(config::Duration timeout);
     bool keep_alive_after_response() const;
     void start_head(int status);
     void commit_head();
@@ -129,6 +145,7 @@ private:
     int fd_;
     PeerAddress peer_;
     std::unique_ptr<tls::TlsStream> tls_;  // nullptr: cleartext
+    std::unique_ptr<http2::Session> h2_;   // in State::http2
     uint64_t accepted_ns_ = 0;  // TLS only: the handshake's start
     core::IoWatcher io_;
     core::LazyTimer timer_;

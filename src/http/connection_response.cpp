@@ -2,13 +2,11 @@
 // body, and writing it out (see connection.hpp for the I/O design).
 #include <spdlog/spdlog.h>
 
-#include <arpa/inet.h>
-
-#include <ctime>
 #include <utility>
 
 #include "http/chunked_coding.hpp"
 #include "http/connection.hpp"
+#include "http/request_record.hpp"
 #include "http/status.hpp"
 
 namespace portico::http {
@@ -219,47 +217,23 @@ void ClientConnection::set_upstream_timing(uint64_t upstream_ns, uint64_t connec
 // unless the response was cut short (see record_request_cut_short).
 void ClientConnection::record_request(int status) {
     if (std::exchange(r_->recorded, true)) return;
-    uint64_t duration_ns = uv_hrtime() - r_->start_ns;
     // Only what was written of this request's response (none, when the
     // client left before it began).
-    uint64_t response_bytes = r_->response_begun ? bytes_sent_ - r_->response_start_bytes : 0;
-    metrics::RequestRecord record;
-    record.status = status;
-    record.response_bytes = response_bytes;
-    record.sendfile_bytes = r_->response_begun
-                                ? r_->output.file_bytes_sent() - r_->response_start_file_bytes
-                                : 0;
-    record.duration_ns = duration_ns;
-    record.proxied = r_->proxied;
-    record.upstream_ns = r_->upstream_ns;
-    server_.counters.request_finished(r_->location, record);
-    if (!server_.access_log.enabled()) return;
-    const Request& request = r_->parser.request();
-    char ip[INET6_ADDRSTRLEN];
-    metrics::AccessRecord entry;
-    entry.client_ip = format_ip(peer_, ip, sizeof ip);
-    entry.time = time(nullptr) - static_cast<time_t>(duration_ns / 1'000'000'000);
-    entry.method = request.method_name;
-    entry.target = request.target;
-    entry.version_minor = request.version_minor;
-    entry.status = status;
-    uint64_t head_bytes = r_->head_committed ? r_->head.bytes().size() : 0;
-    entry.body_bytes = response_bytes > head_bytes ? response_bytes - head_bytes : 0;
-    entry.referer = request.header("referer");
-    entry.user_agent = request.header("user-agent");
-    entry.location = r_->location >= 0 ? std::string_view(location().name)
-                                       : metrics::no_location_name;
-    entry.worker = server_.worker_index;
-    entry.request_ns = duration_ns;
-    entry.proxied = r_->proxied;
-    entry.upstream_ns = r_->upstream_ns;
-    entry.connect_ns = r_->connect_ns;
-    entry.upstream_server = r_->upstream_server;
-    if (tls_) {
-        entry.tls_protocol = tls_->protocol();
-        entry.tls_cipher = tls_->cipher();
-    }
-    server_.access_log.log(entry);
+    bool begun = r_->response_begun;
+    record_finished_request(
+        server_, {.request = r_->parser.request(),
+                  .peer = peer_,
+                  .tls = tls_.get(),
+                  .location = r_->location,
+                  .status = status,
+                  .start_ns = r_->start_ns,
+                  .response_bytes = begun ? bytes_sent_ - r_->response_start_bytes : 0,
+                  .head_bytes = r_->head_committed ? r_->head.bytes().size() : 0,
+                  .sendfile_bytes = begun ? r_->output.file_bytes_sent() - r_->response_start_file_bytes : 0,
+                  .proxied = r_->proxied,
+                  .upstream_ns = r_->upstream_ns,
+                  .connect_ns = r_->connect_ns,
+                  .upstream_server = r_->upstream_server});
 }
 
 // The connection closes before the request's last response byte is out,

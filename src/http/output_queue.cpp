@@ -35,6 +35,18 @@ void OutputQueue::push_file(int fd, off_t offset, uint64_t length) {
     pending_bytes_ += length;
 }
 
+void OutputQueue::move_front_to(OutputQueue& to, uint64_t bytes) {
+    while (bytes > 0) {
+        Piece& piece = pieces_[first_];
+        uint64_t take = std::min(bytes, piece.length);
+        if (piece.data) to.push_memory({piece.data, static_cast<size_t>(take)});
+        else to.push_file(piece.fd, piece.offset, take);
+        consume_unsent(take);
+        bytes -= take;
+    }
+    if (empty()) clear();
+}
+
 void OutputQueue::clear() {
     pieces_.clear();
     first_ = 0;
@@ -164,17 +176,23 @@ size_t OutputQueue::stage(char* staging, size_t staging_size) const {
 }
 
 void OutputQueue::consume(uint64_t bytes) {
+    for (uint64_t left = bytes; left > 0;) {
+        const Piece& piece = pieces_[first_];
+        uint64_t take = std::min(left, piece.length);
+        if (!piece.data) file_bytes_sent_ += take;
+        consume_unsent(take);
+        left -= take;
+    }
+}
+
+void OutputQueue::consume_unsent(uint64_t bytes) {
     pending_bytes_ -= bytes;
     while (bytes > 0) {
         Piece& piece = pieces_[first_];
         uint64_t take = std::min(bytes, piece.length);
         piece.length -= take;
-        if (piece.data) {
-            piece.data += take;
-        } else {
-            piece.offset += static_cast<off_t>(take);
-            file_bytes_sent_ += take;
-        }
+        if (piece.data) piece.data += take;
+        else piece.offset += static_cast<off_t>(take);
         bytes -= take;
         if (piece.length == 0) ++first_;
     }

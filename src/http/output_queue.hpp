@@ -28,6 +28,11 @@ public:
     // The descriptor must stay open until the range is sent or the queue is cleared.
     void push_file(int fd, off_t offset, uint64_t length);
 
+    // Moves the first `bytes` (at most pending_bytes()) to the end of `to`,
+    // splitting a piece where they end: an HTTP/2 stream's body goes into
+    // its connection's output one DATA frame at a time.
+    void move_front_to(OutputQueue& to, uint64_t bytes);
+
     enum class FlushResult { done, would_block, failed };
     // `sent` adds the bytes written by this call.
     FlushResult flush(int socket_fd, uint64_t& sent);
@@ -54,7 +59,10 @@ private:
     // Copies the queue's front into `staging` without consuming it; 0 when
     // a file range could not be read (it shrank under us).
     size_t stage(char* staging, size_t staging_size) const;
+    // The first `bytes` were written (file bytes counted as sent).
     void consume(uint64_t bytes);
+    // The first `bytes` are gone from the queue, written or moved.
+    void consume_unsent(uint64_t bytes);
 
     // A vector read from `first_` rather than a deque: an empty vector owns no
     // memory, which keeps an idle connection small.

@@ -20,6 +20,7 @@ struct HeaderField {
 struct Request {
     uint8_t method = 0;  // llhttp_method_t
     std::string_view method_name;
+    uint8_t version_major = 1;  // 2: an HTTP/2 stream
     uint8_t version_minor = 1;  // HTTP/1.x; the parser refuses other majors
     std::string_view target;    // as sent: origin form or absolute form
     std::string_view path;      // the path of the target, still percent-encoded

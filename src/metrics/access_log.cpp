@@ -168,7 +168,9 @@ void format_combined(std::string& out, const AccessRecord& r) {
         append_escaped(out, r.method);
         out += ' ';
         append_escaped(out, r.target);
-        out += " HTTP/1.";
+        out += " HTTP/";
+        append_number(out, static_cast<uint64_t>(r.version_major));
+        out += '.';
         append_number(out, static_cast<uint64_t>(r.version_minor));
     }
     out += "\" ";
@@ -221,7 +223,9 @@ void format_json(std::string& out, const AccessRecord& r) {
     append_json_string_or_null(out, has_request ? r.target : std::string_view());
     out += ",\"protocol\":";
     if (has_request) {
-        out += "\"HTTP/1.";
+        out += "\"HTTP/";
+        append_number(out, static_cast<uint64_t>(r.version_major));
+        out += '.';
         append_number(out, static_cast<uint64_t>(r.version_minor));
         out += '"';
     } else {

@@ -34,6 +34,7 @@ struct AccessRecord {
     time_t time = 0;  // request start, wall clock
     std::string_view method{};
     std::string_view target{};
+    int version_major = 1;
     int version_minor = 1;
     int status = 0;
     uint64_t body_bytes = 0;

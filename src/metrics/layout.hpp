@@ -84,6 +84,17 @@ struct CompressionCounters {
     std::atomic<uint64_t> bytes_out{0};
 };
 
+// Which side ended an HTTP/2 stream with RST_STREAM.
+enum class ResetSide : uint8_t { client, server };
+inline constexpr std::array<std::string_view, 2> reset_side_names = {"client", "server"};
+
+struct Http2Counters {
+    std::atomic<uint64_t> sessions{0};  // connections that spoke h2 or h2c
+    std::atomic<uint64_t> streams{0};   // requests (streams opened by the client)
+    std::array<std::atomic<uint64_t>, reset_side_names.size()> resets{};  // by ResetSide
+    std::atomic<uint64_t> goaways_sent{0};
+};
+
 struct alignas(64) SlotTotals {
     // The reset these counters count from; readers ignore a slot whose
     // epoch is behind RegionHeader::reset_epoch (see SharedCounters::reset).
@@ -94,6 +105,7 @@ struct alignas(64) SlotTotals {
     std::array<std::atomic<uint64_t>, tls_handshake_names.size()> tls_handshakes{};
     HistogramSlot tls_handshake_time;  // accept to handshake done, completed ones
     std::array<CompressionCounters, config::codings_by_preference.size()> compression{};  // by Coding
+    Http2Counters http2;
 };
 
 // Written by the master, except pid, which the worker sets when it attaches.

@@ -107,6 +107,25 @@ void render_tls(PrometheusText& text, const Snapshot& snapshot) {
     text.histogram("portico_tls_handshake_seconds", "", snapshot.tls_handshake_time);
 }
 
+// Always present, zero without HTTP/2 clients, like the TLS families.
+void render_http2(PrometheusText& text, const Snapshot& snapshot) {
+    text.family("portico_http2_sessions_total", "counter",
+                "Client connections that spoke HTTP/2 (h2 by ALPN, or h2c with prior knowledge).");
+    text.sample("portico_http2_sessions_total", "", snapshot.http2.sessions);
+    text.family("portico_http2_streams_total", "counter",
+                "HTTP/2 streams the clients opened (each is a request, also counted in "
+                "portico_requests_total).");
+    text.sample("portico_http2_streams_total", "", snapshot.http2.streams);
+    text.family("portico_http2_resets_total", "counter",
+                "HTTP/2 streams ended by RST_STREAM, by the side that sent it.");
+    for (size_t side = 0; side < reset_side_names.size(); ++side)
+        text.sample("portico_http2_resets_total", labels({{"side", reset_side_names[side]}}),
+                    snapshot.http2.resets[side]);
+    text.family("portico_http2_goaways_sent_total", "counter",
+                "GOAWAY frames sent: drains, idle timeouts, protocol errors and floods.");
+    text.sample("portico_http2_goaways_sent_total", "", snapshot.http2.goaways_sent);
+}
+
 // Always present, zero without a compress location, like the TLS families.
 void render_compression(PrometheusText& text, const Snapshot& snapshot) {
     struct Family {
@@ -243,6 +262,7 @@ std::string render_prometheus(const Snapshot& snapshot) {
     text.family("portico_connections_active", "gauge", "Client connections open now.");
     text.sample("portico_connections_active", "", snapshot.connections_active);
     render_tls(text, snapshot);
+    render_http2(text, snapshot);
     render_compression(text, snapshot);
     render_locations(text, snapshot);
     render_servers(text, snapshot);

@@ -93,6 +93,17 @@ void totals(JsonText& json, const Snapshot& snapshot) {
     json.field("upstream_retries", snapshot.upstream_retries);
     tls_handshakes(json, snapshot.tls_handshakes);
     compression(json, snapshot);
+    json.key("http2");
+    json.open('{');
+    json.field("sessions", snapshot.http2.sessions);
+    json.field("streams", snapshot.http2.streams);
+    json.key("resets");
+    json.open('{');
+    for (size_t side = 0; side < reset_side_names.size(); ++side)
+        json.field(reset_side_names[side], snapshot.http2.resets[side]);
+    json.close('}');
+    json.field("goaways_sent", snapshot.http2.goaways_sent);
+    json.close('}');
     json.field("worker_restarts", snapshot.worker_restarts);
     json.key("config_reloads");
     json.open('{');

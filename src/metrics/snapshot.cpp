@@ -119,6 +119,11 @@ Snapshot read_snapshot(const Region& region) {
                 snapshot.compression[i].bytes_in += load(totals.compression[i].bytes_in);
                 snapshot.compression[i].bytes_out += load(totals.compression[i].bytes_out);
             }
+            snapshot.http2.sessions += load(totals.http2.sessions);
+            snapshot.http2.streams += load(totals.http2.streams);
+            for (size_t i = 0; i < snapshot.http2.resets.size(); ++i)
+                snapshot.http2.resets[i] += load(totals.http2.resets[i]);
+            snapshot.http2.goaways_sent += load(totals.http2.goaways_sent);
             const LocationCounters* locations = region.locations(slot);
             for (uint32_t i = 0; i < location_count; ++i)
                 worker.requests += add_location(snapshot.locations[i], locations[i]);

@@ -62,6 +62,13 @@ struct CompressionSnapshot {
     uint64_t bytes_out = 0;
 };
 
+struct Http2Snapshot {
+    uint64_t sessions = 0;
+    uint64_t streams = 0;
+    std::array<uint64_t, reset_side_names.size()> resets{};  // by ResetSide
+    uint64_t goaways_sent = 0;
+};
+
 struct Snapshot {
     uint64_t connections_accepted = 0;
     int64_t connections_active = 0;
@@ -69,6 +76,7 @@ struct Snapshot {
     std::array<uint64_t, tls_handshake_names.size()> tls_handshakes{};  // by TlsHandshake
     HistogramSnapshot tls_handshake_time{};  // accept to handshake done, full and resumed
     std::array<CompressionSnapshot, config::codings_by_preference.size()> compression{};  // by Coding
+    Http2Snapshot http2{};
     uint64_t worker_restarts = 0;
     uint64_t config_reloads_ok = 0;
     uint64_t config_reloads_failed = 0;

@@ -29,6 +29,11 @@ void WorkerCounters::start_over() {
         coding.bytes_in.store(0, std::memory_order_relaxed);
         coding.bytes_out.store(0, std::memory_order_relaxed);
     }
+    Http2Counters& http2 = totals_->http2;
+    http2.sessions.store(0, std::memory_order_relaxed);
+    http2.streams.store(0, std::memory_order_relaxed);
+    for (auto& resets : http2.resets) resets.store(0, std::memory_order_relaxed);
+    http2.goaways_sent.store(0, std::memory_order_relaxed);
     for (uint32_t i = 0; i <= capacity_.locations; ++i) locations_[i].clear();
     for (uint32_t i = 0; i <= capacity_.servers; ++i) servers_[i].clear_totals();
     for (uint32_t i = 0; i <= capacity_.upstreams; ++i) upstreams_[i].clear_totals();

@@ -41,6 +41,23 @@ public:
         if (result != TlsHandshake::failed) totals_->tls_handshake_time.record(ns);
     }
 
+    void http2_session_started() {
+        catch_up_with_reset();
+        bump(totals_->http2.sessions, uint64_t{1});
+    }
+    void http2_stream_opened() {
+        catch_up_with_reset();
+        bump(totals_->http2.streams, uint64_t{1});
+    }
+    void http2_stream_reset(ResetSide side) {
+        catch_up_with_reset();
+        bump(totals_->http2.resets[static_cast<size_t>(side)], uint64_t{1});
+    }
+    void http2_goaway_sent() {
+        catch_up_with_reset();
+        bump(totals_->http2.goaways_sent, uint64_t{1});
+    }
+
     // A response compressed on the fly went out whole: `in` body bytes
     // became `out`; `cached`: compressed before, kept by the compressed cache.
     void response_compressed(config::Coding coding, uint64_t in, uint64_t out, bool cached) {

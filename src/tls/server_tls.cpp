@@ -21,8 +21,16 @@ namespace portico::tls {
 namespace {
 
 constexpr int expiry_warning_days = 30;
-// What ALPN offers, in wire format (length-prefixed names).
-constexpr unsigned char alpn_protocols[] = {8, 'h', 't', 't', 'p', '/', '1', '.', '1'};
+// What ALPN offers, in wire format (length-prefixed names), in our order of
+// preference: h2 first when [http2] is enabled.
+struct AlpnOffer {
+    const unsigned char* names;
+    unsigned int length;
+};
+constexpr unsigned char http1_names[] = {8, 'h', 't', 't', 'p', '/', '1', '.', '1'};
+constexpr unsigned char h2_and_http1_names[] = {2, 'h', '2', 8, 'h', 't', 't', 'p', '/', '1', '.', '1'};
+constexpr AlpnOffer http1_only{http1_names, sizeof http1_names};
+constexpr AlpnOffer h2_and_http1{h2_and_http1_names, sizeof h2_and_http1_names};
 // A fixed session ID context: resumption is allowed across every context
 // (certificate) of the server, as the ticket keys are.
 constexpr unsigned char session_id_context[] = {'p', 'o', 'r', 't', 'i', 'c', 'o'};
@@ -47,9 +55,10 @@ std::string unreadable(const std::string& path) {
 int no_passphrase(char*, int, int, void*) { return 0; }
 
 int on_alpn(SSL*, const unsigned char** out, unsigned char* out_length, const unsigned char* in,
-            unsigned int in_length, void*) {
+            unsigned int in_length, void* offer_arg) {
+    const auto* offer = static_cast<const AlpnOffer*>(offer_arg);
     unsigned char* selected = nullptr;
-    if (SSL_select_next_proto(&selected, out_length, alpn_protocols, sizeof alpn_protocols, in,
+    if (SSL_select_next_proto(&selected, out_length, offer->names, offer->length, in,
                               in_length) != OPENSSL_NPN_NEGOTIATED)
         return SSL_TLSEXT_ERR_NOACK;  // no common protocol: go on without ALPN, as nginx does
     *out = selected;
@@ -106,7 +115,8 @@ std::string expiry_warning(X509* certificate, const std::string& file) {
 }
 
 // The policy every context shares.
-bool apply_policy(SSL_CTX* context, const config::TlsConfig& tls, TicketKeys* keys) {
+bool apply_policy(SSL_CTX* context, const config::TlsConfig& tls, bool offer_h2,
+                  TicketKeys* keys) {
     SSL_CTX_set_min_proto_version(context, tls.tls12 ? TLS1_2_VERSION : TLS1_3_VERSION);
     SSL_CTX_set_max_proto_version(context, tls.tls13 ? TLS1_3_VERSION : TLS1_2_VERSION);
     uint64_t options = SSL_OP_NO_RENEGOTIATION | SSL_OP_NO_COMPRESSION |
@@ -141,7 +151,8 @@ bool apply_policy(SSL_CTX* context, const config::TlsConfig& tls, TicketKeys* ke
     SSL_CTX_set_num_tickets(context, keys ? 1 : 0);
     if (keys) keys->install(context);
     SSL_CTX_set_dh_auto(context, 1);
-    SSL_CTX_set_alpn_select_cb(context, on_alpn, nullptr);
+    SSL_CTX_set_alpn_select_cb(context, on_alpn,
+                               const_cast<AlpnOffer*>(offer_h2 ? &h2_and_http1 : &http1_only));
     SSL_CTX_set_default_passwd_cb(context, no_passphrase);
     return tls.tls12 ? SSL_CTX_set_cipher_list(context, tls.ciphers.c_str()) == 1 : true;
 }
@@ -174,7 +185,7 @@ ServerTls::Loaded ServerTls::load(const config::Config& config, TicketKeys* keys
         }
         server->certificates_.push_back({context, {}});
         // Once, and the files are still checked: every problem is reported.
-        if (!apply_policy(context, tls, keys)) {
+        if (!apply_policy(context, tls, config.http2.enabled, keys)) {
             if (!ciphers_refused)
                 error(tls.ciphers_where, "tls.ciphers: no usable cipher in \"" + tls.ciphers +
                                              "\" (" + take_openssl_errors() + ")");

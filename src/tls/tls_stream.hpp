@@ -112,6 +112,13 @@ public:
     // request was sent to HTTPS port").
     bool plain_http_received() const { return plain_http_; }
     bool resumed() const { return SSL_session_reused(ssl_) == 1; }
+    // ALPN chose HTTP/2.
+    bool negotiated_h2() const {
+        const unsigned char* name = nullptr;
+        unsigned int length = 0;
+        SSL_get0_alpn_selected(ssl_, &name, &length);
+        return length == 2 && name[0] == 'h' && name[1] == '2';
+    }
     const char* protocol() const { return SSL_get_version(ssl_); }
     const char* cipher() const { return SSL_get_cipher_name(ssl_); }
     // Why the last call failed, for a debug log line.

@@ -1,0 +1,34 @@
+// A finished request, as the counters and the access log hear of it,
+// whichever protocol carried it: one record per request, built by the
+// HTTP/1.1 connection or the HTTP/2 stream from its own timeline.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "http/peer_address.hpp"
+#include "http/request.hpp"
+#include "http/server_context.hpp"
+
+namespace portico::http {
+
+struct FinishedRequest {
+    const Request& request;  // what was parsed of it (no method: the line was not)
+    const PeerAddress& peer;
+    const tls::TlsStream* tls = nullptr;  // the connection's, over TLS
+    int location = -1;                    // -1: answered without one
+    int status = 0;
+    uint64_t start_ns = 0;        // first request byte (uv_hrtime)
+    uint64_t response_bytes = 0;  // written to the client, head and body
+    uint64_t head_bytes = 0;      // the part of them that was the head
+    uint64_t sendfile_bytes = 0;  // the part sent with sendfile(2)
+    bool proxied = false;
+    uint64_t upstream_ns = 0;
+    uint64_t connect_ns = 0;
+    std::string_view upstream_server{};
+};
+
+// Counts the request in this worker's counters and writes its access-log line.
+void record_finished_request(ServerContext& server, const FinishedRequest& finished);
+
+}  // namespace portico::http

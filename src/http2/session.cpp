@@ -1,0 +1,421 @@
+#include "http2/session.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "http2/stream.hpp"
+
+namespace portico::http2 {
+
+namespace {
+
+// Frames waiting in the output beyond this are not asked for yet: a slow
+// reader holds at most this much of the session's memory (plus the
+// streams' own queued bodies, which their handlers bound).
+constexpr uint64_t output_high_water = 64 * 1024;
+
+// Rapid reset (CVE-2023-44487): a client that resets more streams than a
+// burst of this many, refilled at this rate per second, gets GOAWAY.
+// Each reset stream may have cost a handler start (an upstream request);
+// this bounds that work per connection.
+constexpr uint64_t reset_burst = 200;
+constexpr uint64_t reset_rate = 50;
+
+// PING and SETTINGS cost us an acknowledgement each; a browser sends a
+// few per connection. More than this in one second is a flood.
+constexpr uint32_t max_control_frames_per_second = 200;
+
+// The connection's receive window: bytes are given back as soon as they
+// arrive (the streams' own windows do the back-pressure), so one stream's
+// held body never stalls the others.
+constexpr int32_t connection_window = 1 << 20;
+
+struct Callbacks {
+    nghttp2_session_callbacks* callbacks = nullptr;
+    ~Callbacks() { nghttp2_session_callbacks_del(callbacks); }
+};
+
+}  // namespace
+
+// ---- the arena -----------------------------------------------------------------
+
+std::string_view Session::FrameArena::copy(const uint8_t* bytes, size_t size) {
+    char* at;
+    if (size > block_size) {
+        large_.push_back(std::make_unique<char[]>(size));
+        at = large_.back().get();
+    } else {
+        if (blocks_.empty() || used_ + size > block_size) {
+            blocks_.push_back(std::make_unique<char[]>(block_size));
+            used_ = 0;
+        }
+        at = blocks_.back().get() + used_;
+        used_ += size;
+    }
+    std::memcpy(at, bytes, size);
+    return {at, size};
+}
+
+void Session::FrameArena::reset() {
+    if (blocks_.size() > 1) blocks_.erase(blocks_.begin() + 1, blocks_.end());
+    large_.clear();
+    used_ = 0;
+}
+
+// ---- life cycle ----------------------------------------------------------------
+
+Session::Session(http::ServerContext& server, Transport& transport)
+    : server_(server), transport_(transport) {
+    static const Callbacks callbacks = [] {
+        Callbacks made;
+        nghttp2_session_callbacks_new(&made.callbacks);
+        nghttp2_session_callbacks* c = made.callbacks;
+        nghttp2_session_callbacks_set_send_callback(c, on_send);
+        nghttp2_session_callbacks_set_send_data_callback(c, on_send_data);
+        nghttp2_session_callbacks_set_on_begin_headers_callback(c, on_begin_headers);
+        nghttp2_session_callbacks_set_on_header_callback(c, on_header);
+        nghttp2_session_callbacks_set_on_frame_recv_callback(c, on_frame_received);
+        nghttp2_session_callbacks_set_on_data_chunk_recv_callback(c, on_data_chunk);
+        nghttp2_session_callbacks_set_on_frame_send_callback(c, on_frame_sent);
+        nghttp2_session_callbacks_set_on_stream_close_callback(c, on_stream_closed);
+        return made;
+    }();
+    nghttp2_option* option = nullptr;
+    nghttp2_option_new(&option);
+    // Stream windows are given back only once a handler took the bytes.
+    nghttp2_option_set_no_auto_window_update(option, 1);
+    nghttp2_option_set_stream_reset_rate_limit(option, reset_burst, reset_rate);
+    // CONTINUATION flood (CVE-2024-27316): a header block in more frames
+    // than this ends the session (nghttp2's default, said here).
+    nghttp2_option_set_max_continuations(option, 8);
+    if (nghttp2_session_server_new2(&session_, callbacks.callbacks, this, option) != 0) {
+        session_ = nullptr;
+        ended_ = true;
+    }
+    nghttp2_option_del(option);
+    if (!session_) return;
+    const config::ServerConfig& limits = server.config.server;
+    nghttp2_settings_entry settings[] = {
+        {NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, server.config.http2.max_concurrent_streams},
+        {NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE, static_cast<uint32_t>(limits.max_header_bytes)},
+    };
+    nghttp2_submit_settings(session_, NGHTTP2_FLAG_NONE, settings, std::size(settings));
+    nghttp2_session_set_local_window_size(session_, NGHTTP2_FLAG_NONE, 0, connection_window);
+    server_.counters.http2_session_started();
+}
+
+Session::~Session() {
+    for (Stream* stream : streams_) delete stream;
+    nghttp2_session_del(session_);
+}
+
+void Session::connection_closed() {
+    ended_ = true;
+    for (Stream* stream : streams_) stream->on_connection_closed();
+}
+
+void Session::drain() {
+    if (ended_) return;
+    nghttp2_submit_goaway(session_, NGHTTP2_FLAG_NONE,
+                          nghttp2_session_get_last_proc_stream_id(session_), NGHTTP2_NO_ERROR,
+                          nullptr, 0);
+    send();
+}
+
+void Session::terminate(uint32_t code, const char* why) {
+    char ip[INET6_ADDRSTRLEN];
+    spdlog::info("HTTP/2 client {} {}: GOAWAY and close",
+                 http::format_ip(transport_.peer(), ip, sizeof ip), why);
+    nghttp2_session_terminate_session(session_, code);
+}
+
+// ---- input ---------------------------------------------------------------------
+
+void Session::receive(const char* bytes, size_t size) {
+    if (ended_) return;
+    receiving_ = true;
+    ssize_t used = nghttp2_session_mem_recv(session_, reinterpret_cast<const uint8_t*>(bytes), size);
+    receiving_ = false;
+    if (used < 0) {
+        spdlog::debug("HTTP/2 input refused: {}", nghttp2_strerror(static_cast<int>(used)));
+        // Not a client of ours (a bad preface), or one that does not read
+        // what it asks for (acknowledgements piling up): nothing to tell it.
+        if (used == NGHTTP2_ERR_BAD_CLIENT_MAGIC || used == NGHTTP2_ERR_FLOODED) {
+            ended_ = true;
+            transport_.end_session();
+            return;
+        }
+        if (used == NGHTTP2_ERR_TOO_MANY_CONTINUATIONS)
+            terminate(NGHTTP2_ENHANCE_YOUR_CALM, "sent a CONTINUATION flood");
+        else
+            nghttp2_session_terminate_session(session_, NGHTTP2_PROTOCOL_ERROR);
+    }
+    send();
+}
+
+Stream* Session::stream(int32_t id) {
+    return static_cast<Stream*>(nghttp2_session_get_stream_user_data(session_, id));
+}
+
+bool Session::control_frame_flood() {
+    uint64_t now = uv_now(server_.loop);
+    if (now - control_window_start_ms_ >= 1000) {
+        control_window_start_ms_ = now;
+        control_frames_ = 0;
+    }
+    return ++control_frames_ > max_control_frames_per_second;
+}
+
+int Session::on_begin_headers(nghttp2_session*, const nghttp2_frame* frame, void* self) {
+    auto& session = *static_cast<Session*>(self);
+    if (frame->hd.type != NGHTTP2_HEADERS || frame->headers.cat != NGHTTP2_HCAT_REQUEST) return 0;
+    auto* stream = new Stream(session, frame->hd.stream_id);
+    session.streams_.push_back(stream);
+    nghttp2_session_set_stream_user_data(session.session_, frame->hd.stream_id, stream);
+    session.server_.counters.http2_stream_opened();
+    return 0;
+}
+
+int Session::on_header(nghttp2_session*, const nghttp2_frame* frame, const uint8_t* name,
+                       size_t name_length, const uint8_t* value, size_t value_length, uint8_t,
+                       void* self) {
+    auto& session = *static_cast<Session*>(self);
+    Stream* stream = session.stream(frame->hd.stream_id);
+    if (!stream) return 0;
+    if (!stream->add_request_field({reinterpret_cast<const char*>(name), name_length},
+                                   {reinterpret_cast<const char*>(value), value_length})) {
+        // An HPACK bomb: a small block that expands past the limit.
+        session.terminate(NGHTTP2_ENHANCE_YOUR_CALM, "sent a header list over max_header_bytes");
+        return NGHTTP2_ERR_CALLBACK_FAILURE;
+    }
+    return 0;
+}
+
+int Session::on_frame_received(nghttp2_session*, const nghttp2_frame* frame, void* self) {
+    auto& session = *static_cast<Session*>(self);
+    switch (frame->hd.type) {
+    case NGHTTP2_HEADERS:
+        if (Stream* stream = session.stream(frame->hd.stream_id)) {
+            bool end_stream = frame->hd.flags & NGHTTP2_FLAG_END_STREAM;
+            if (frame->headers.cat == NGHTTP2_HCAT_REQUEST) stream->on_head_complete(end_stream);
+            else if (end_stream) stream->on_body_end();  // trailers
+        }
+        break;
+    case NGHTTP2_DATA:
+        if (frame->hd.flags & NGHTTP2_FLAG_END_STREAM)
+            if (Stream* stream = session.stream(frame->hd.stream_id)) stream->on_body_end();
+        break;
+    case NGHTTP2_RST_STREAM:
+        session.server_.counters.http2_stream_reset(metrics::ResetSide::client);
+        break;
+    case NGHTTP2_PING:
+    case NGHTTP2_SETTINGS:
+        if (!(frame->hd.flags & NGHTTP2_FLAG_ACK) && session.control_frame_flood()) {
+            session.terminate(NGHTTP2_ENHANCE_YOUR_CALM, "sent a PING or SETTINGS flood");
+            return NGHTTP2_ERR_CALLBACK_FAILURE;
+        }
+        break;
+    default:
+        break;
+    }
+    return 0;
+}
+
+int Session::on_data_chunk(nghttp2_session*, uint8_t, int32_t stream_id, const uint8_t* data,
+                           size_t length, void* self) {
+    auto& session = *static_cast<Session*>(self);
+    nghttp2_session_consume_connection(session.session_, length);
+    Stream* stream = session.stream(stream_id);
+    if (!stream) {
+        nghttp2_session_consume_stream(session.session_, stream_id, length);
+        return 0;
+    }
+    stream->on_body_data({reinterpret_cast<const char*>(data), length});
+    return 0;
+}
+
+int Session::on_stream_closed(nghttp2_session*, int32_t stream_id, uint32_t error_code, void* self) {
+    auto& session = *static_cast<Session*>(self);
+    if (Stream* stream = session.stream(stream_id)) {
+        nghttp2_session_set_stream_user_data(session.session_, stream_id, nullptr);
+        stream->on_closed(error_code);
+    }
+    return 0;
+}
+
+// ---- output --------------------------------------------------------------------
+
+ssize_t Session::on_send(nghttp2_session*, const uint8_t* data, size_t length, int, void* self) {
+    auto& session = *static_cast<Session*>(self);
+    if (session.output_.pending_bytes() >= output_high_water) return NGHTTP2_ERR_WOULDBLOCK;
+    session.output_.push_memory(session.arena_.copy(data, length));
+    return static_cast<ssize_t>(length);
+}
+
+int Session::on_send_data(nghttp2_session*, nghttp2_frame* frame, const uint8_t* frame_header,
+                          size_t length, nghttp2_data_source* source, void* self) {
+    auto& session = *static_cast<Session*>(self);
+    if (session.output_.pending_bytes() >= output_high_water) return NGHTTP2_ERR_WOULDBLOCK;
+    // No padding is ever asked for (no select_padding callback).
+    (void)frame;
+    session.queue_data_frame(frame_header, *static_cast<Stream*>(source->ptr), length);
+    return 0;
+}
+
+void Session::queue_data_frame(const uint8_t* frame_header, Stream& stream, size_t length) {
+    output_.push_memory(arena_.copy(frame_header, 9));
+    stream.move_data(length, output_);
+}
+
+int Session::on_frame_sent(nghttp2_session*, const nghttp2_frame* frame, void* self) {
+    auto& session = *static_cast<Session*>(self);
+    switch (frame->hd.type) {
+    case NGHTTP2_GOAWAY:
+        session.server_.counters.http2_goaway_sent();
+        break;
+    case NGHTTP2_RST_STREAM:
+        session.server_.counters.http2_stream_reset(metrics::ResetSide::server);
+        break;
+    case NGHTTP2_HEADERS:
+    case NGHTTP2_DATA:
+        // RFC 9113 8.1: a response complete before its request tells the
+        // client to stop sending the rest (a 413, a file served to a POST).
+        if (frame->hd.flags & NGHTTP2_FLAG_END_STREAM)
+            if (Stream* stream = session.stream(frame->hd.stream_id);
+                stream && stream->request_body_unfinished())
+                nghttp2_submit_rst_stream(session.session_, NGHTTP2_FLAG_NONE, frame->hd.stream_id,
+                                          NGHTTP2_NO_ERROR);
+        break;
+    default:
+        break;
+    }
+    return 0;
+}
+
+void Session::send() {
+    if (ended_) return;
+    // Frames are asked for once the input in hand is processed (nghttp2 is
+    // not reentrant), and a handler writing from a drained callback joins
+    // the loop in progress.
+    if (receiving_ || sending_) {
+        send_again_ = true;
+        return;
+    }
+    sending_ = true;
+    bool blocked = output_blocked_;
+    do {
+        send_again_ = false;
+        uint64_t end_before = output_end();
+        if (int failed = nghttp2_session_send(session_); failed != 0) {
+            spdlog::debug("HTTP/2 output failed: {}", nghttp2_strerror(failed));
+            sending_ = false;
+            ended_ = true;
+            transport_.end_session();
+            return;
+        }
+        blocked = false;
+        if (!output_.empty()) {
+            http::OutputQueue::FlushResult result = transport_.write(output_, written_);
+            if (result == http::OutputQueue::FlushResult::failed) {
+                sending_ = false;
+                ended_ = true;
+                transport_.end_session();
+                return;
+            }
+            blocked = result == http::OutputQueue::FlushResult::would_block;
+        }
+        if (output_.empty()) arena_.reset();
+        if (drain_watched_) tell_drained_streams();
+        // nghttp2 stopped at the high-water mark, and the socket took it all.
+        bool produced = output_end() != end_before;
+        if (produced && !blocked && output_.empty() && nghttp2_session_want_write(session_))
+            send_again_ = true;
+    } while (send_again_ && !blocked && !ended_);
+    sending_ = false;
+    if (ended_) return;
+    if (blocked != output_blocked_) {
+        output_blocked_ = blocked;
+        transport_.set_output_blocked(blocked);
+    }
+    release_finished_streams();
+    if (!nghttp2_session_want_read(session_) && !nghttp2_session_want_write(session_) &&
+        output_.empty()) {
+        ended_ = true;
+        transport_.end_session();
+        return;
+    }
+    update_timer();
+}
+
+void Session::tell_drained_streams() {
+    drain_watched_ = false;
+    // By index: a handler told here may end its response (the stream stays
+    // listed until release_finished_streams) but never opens a stream.
+    for (size_t i = 0; i < streams_.size(); ++i) {
+        Stream* stream = streams_[i];
+        if (stream->drained_and_waited_for()) stream->tell_drained();
+        if (ended_) return;
+    }
+}
+
+void Session::release_finished_streams() {
+    auto finished = [](Stream* stream) {
+        if (!stream->finished()) return false;
+        delete stream;
+        return true;
+    };
+    streams_.erase(std::remove_if(streams_.begin(), streams_.end(), finished), streams_.end());
+}
+
+// ---- time ----------------------------------------------------------------------
+
+void Session::update_timer() {
+    const config::ServerConfig& limits = server_.config.server;
+    bool output_waits = output_blocked_;
+    bool body_waits = false;
+    for (Stream* stream : streams_) {
+        output_waits |= stream->has_pending_body();
+        body_waits |= stream->body_stalled();
+    }
+    if (output_waits) {
+        // send_timeout is the longest time without progress, as over HTTP/1.1;
+        // a client keeping a window shut makes none.
+        if (written_ != written_at_timer_ || !stall_timer_armed_) {
+            written_at_timer_ = written_;
+            stall_timer_armed_ = true;
+            transport_.arm_timer(limits.send_timeout);
+        }
+        return;
+    }
+    stall_timer_armed_ = false;
+    if (streams_.empty()) transport_.arm_timer(limits.keepalive_timeout);
+    else if (body_waits) transport_.arm_timer(limits.body_timeout);
+    else transport_.disarm_timer();  // handlers at work have their own timeouts
+}
+
+void Session::on_timeout() {
+    if (ended_) return;
+    if (streams_.empty()) {
+        // Idle for keepalive_timeout: say goodbye properly.
+        nghttp2_session_terminate_session(session_, NGHTTP2_NO_ERROR);
+        send();
+        if (!ended_) {
+            ended_ = true;
+            transport_.end_session();
+        }
+        return;
+    }
+    if (stall_timer_armed_) {
+        spdlog::debug("closing an HTTP/2 client that read nothing for send_timeout");
+        ended_ = true;
+        transport_.end_session();
+        return;
+    }
+    for (Stream* stream : streams_)
+        if (stream->body_stalled()) stream->fail_stalled_body();
+    send();
+}
+
+}  // namespace portico::http2

@@ -1,0 +1,432 @@
+#include "http2/stream.hpp"
+
+#include <llhttp.h>
+#include <uv.h>
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+
+#include "http/header_text.hpp"
+#include "http/request_record.hpp"
+#include "http/request_routing.hpp"
+#include "http/status.hpp"
+#include "http2/session.hpp"
+
+namespace portico::http2 {
+
+namespace {
+
+// nginx's code for a request whose client left (here: reset the stream)
+// before the response was out.
+constexpr int client_closed_request = 499;
+
+// RFC 9110 6.4.1: these never have a body, so they carry no content-length.
+bool is_bodyless_status(int status) { return status < 200 || status == 204 || status == 304; }
+
+// RFC 9113 8.2.2: connection-specific fields have no meaning in HTTP/2 and
+// make a client treat the response as malformed.
+bool is_connection_specific(std::string_view name) {
+    using http::equals_ignore_case;
+    return equals_ignore_case(name, "connection") || equals_ignore_case(name, "keep-alive") ||
+           equals_ignore_case(name, "proxy-connection") ||
+           equals_ignore_case(name, "transfer-encoding") || equals_ignore_case(name, "upgrade");
+}
+
+// llhttp's method code for a method name, as an HTTP/1.1 request gets it;
+// a method llhttp does not know is neither GET nor HEAD to the handlers.
+uint8_t method_code(std::string_view name) {
+#define PORTICO_METHOD_CODE(number, id, text) \
+    if (name == #text) return static_cast<uint8_t>(number);
+    HTTP_ALL_METHOD_MAP(PORTICO_METHOD_CODE)
+#undef PORTICO_METHOD_CODE
+    return UINT8_MAX;
+}
+
+nghttp2_nv field(std::string_view name, std::string_view value) {
+    return {reinterpret_cast<uint8_t*>(const_cast<char*>(name.data())),
+            reinterpret_cast<uint8_t*>(const_cast<char*>(value.data())), name.size(), value.size(),
+            NGHTTP2_NV_FLAG_NONE};
+}
+
+ssize_t read_stream_data(nghttp2_session*, int32_t, uint8_t*, size_t length, uint32_t* data_flags,
+                         nghttp2_data_source* source, void*) {
+    return static_cast<Stream*>(source->ptr)->read_data(length, data_flags);
+}
+
+}  // namespace
+
+Stream::Stream(Session& session, int32_t id)
+    : session_(session), id_(id), start_ns_(uv_hrtime()) {
+    // The whole header list fits, as the session counts it, so the views
+    // into it never move.
+    fields_.reserve(session.server().config.server.max_header_bytes);
+    request_.version_major = 2;
+    request_.version_minor = 0;
+}
+
+Stream::~Stream() {
+    if (handed_over_pool_) handed_over_pool_->release(handed_over_block_);
+}
+
+// ---- request -------------------------------------------------------------------
+
+bool Stream::add_request_field(std::string_view name, std::string_view value) {
+    // RFC 9113 6.5.2 counts 32 bytes of overhead per field.
+    header_list_size_ += name.size() + value.size() + 32;
+    if (header_list_size_ > session_.server().config.server.max_header_bytes) return false;
+    if (head_complete_) return true;  // trailer fields are dropped, as over HTTP/1.1
+    size_t at = fields_.size();
+    fields_.append(name);
+    fields_.append(value);
+    std::string_view stored_name(fields_.data() + at, name.size());
+    std::string_view stored_value(fields_.data() + at + name.size(), value.size());
+    if (name.starts_with(':')) {
+        if (name == ":method") method_ = stored_value;
+        else if (name == ":path") path_ = stored_value;
+        else if (name == ":authority") authority_ = stored_value;
+        else if (name == ":scheme") scheme_ = stored_value;
+        return true;
+    }
+    request_.headers.push_back({stored_name, stored_value});
+    return true;
+}
+
+void Stream::build_request() {
+    http::Request& request = request_;
+    request.method_name = method_;
+    request.method = method_code(method_);
+    request.target = path_;
+    size_t question = path_.find('?');
+    request.path = path_.substr(0, question);
+    if (question != std::string_view::npos) request.query = path_.substr(question + 1);
+    request.host = authority_.empty() ? request.header("host") : authority_;
+    request.secure = session_.transport().tls() != nullptr;
+    std::string_view length = request.header("content-length");
+    if (!length.empty()) {
+        request.has_content_length = true;
+        std::from_chars(length.data(), length.data() + length.size(), request.content_length);
+    }
+    // RFC 9113 8.2.3: cookie crumbs become one field again for HTTP/1.1.
+    size_t cookies = 0;
+    for (const http::HeaderField& header : request.headers)
+        if (header.name == "cookie") ++cookies;
+    if (cookies > 1) {
+        for (const http::HeaderField& header : request.headers) {
+            if (header.name != "cookie") continue;
+            if (!cookie_.empty()) cookie_ += "; ";
+            cookie_ += header.value;
+        }
+        std::erase_if(request.headers, [](const http::HeaderField& header) { return header.name == "cookie"; });
+        request.headers.push_back({"cookie", cookie_});
+    }
+}
+
+void Stream::on_head_complete(bool end_stream) {
+    head_complete_ = true;
+    build_request();
+    if (end_stream) {
+        body_complete_ = true;
+    } else if (!request_.has_content_length) {
+        // A body of unknown length: handlers frame it as they would chunks.
+        request_.chunked = true;
+    }
+    http::ServerContext& server = session_.server();
+    if (request_.content_length > server.config.server.max_body_bytes) {
+        respond_text(413, http::status_text(413));
+        return;
+    }
+    location_ = http::route_request(server, request_, *this);
+    if (location_ < 0) return;
+    // The others start once the whole body is in (Handler::streams_request_body).
+    if (body_complete_ || server.location_streams_body[static_cast<size_t>(location_)]) serve();
+}
+
+void Stream::serve() {
+    handler_started_ = true;
+    http::serve_location(session_.server(), *this, location_);
+}
+
+void Stream::on_body_data(std::string_view data) {
+    body_received_ += data.size();
+    if (body_received_ > session_.server().config.server.max_body_bytes && !response_ended_) {
+        // Too late for a 413 once the response began: the stream is reset.
+        if (http::ExchangeListener* listener = std::exchange(listener_, nullptr)) listener->on_client_gone();
+        if (response_begun_) abort();
+        else respond_text(413, http::status_text(413));
+    }
+    // Nobody takes it (no listener, or the response is complete): dropped,
+    // and its window given back.
+    if (listener_ == nullptr || response_ended_) {
+        nghttp2_session_consume_stream(session_.nghttp2(), id_, data.size());
+        return;
+    }
+    if (body_held_) {
+        // The listener is full: kept, and its window stays shut.
+        held_body_.append(data);
+        return;
+    }
+    if (!listener_->on_request_body(data)) body_held_ = true;
+    nghttp2_session_consume_stream(session_.nghttp2(), id_, data.size());
+}
+
+void Stream::on_body_end() {
+    body_complete_ = true;
+    if (location_ >= 0 && !handler_started_ && !response_begun_) {
+        serve();
+        return;
+    }
+    if (!body_held_) tell_request_complete();
+}
+
+void Stream::tell_request_complete() {
+    if (completion_told_ || !listener_) return;
+    completion_told_ = true;
+    listener_->on_request_complete();
+}
+
+void Stream::resume_request_body() {
+    if (!body_held_ || delivering_) return;
+    body_held_ = false;
+    delivering_ = true;
+    while (!held_body_.empty() && !body_held_ && listener_) {
+        std::string chunk = std::move(held_body_);
+        held_body_.clear();
+        if (!listener_->on_request_body(chunk)) body_held_ = true;
+        if (!closed_) nghttp2_session_consume_stream(session_.nghttp2(), id_, chunk.size());
+    }
+    delivering_ = false;
+    if (!body_held_ && body_complete_) tell_request_complete();
+    session_.send();  // the window updates
+}
+
+void Stream::on_closed(uint32_t error_code) {
+    closed_ = true;
+    if (response_ended_ && error_code == NGHTTP2_NO_ERROR) {
+        record(status_);
+        return;
+    }
+    // Reset by the client (or refused or malformed, by nghttp2) before the
+    // response was complete: the handler stops.
+    if (http::ExchangeListener* listener = std::exchange(listener_, nullptr)) listener->on_client_gone();
+    if (response_ended_) record(status_);
+    else if (!head_complete_ && error_code == NGHTTP2_PROTOCOL_ERROR) record(400);
+    else record(client_closed_request);
+}
+
+void Stream::on_connection_closed() {
+    if (closed_) return;
+    closed_ = true;
+    if (http::ExchangeListener* listener = std::exchange(listener_, nullptr)) listener->on_client_gone();
+    record(response_ended_ && body_.empty() ? status_ : client_closed_request);
+}
+
+void Stream::fail_stalled_body() {
+    if (!response_begun_) {
+        if (http::ExchangeListener* listener = std::exchange(listener_, nullptr)) listener->on_client_gone();
+        respond_text(408, http::status_text(408));
+    } else {
+        abort();
+    }
+}
+
+bool Stream::finished() const {
+    return closed_ && listener_ == nullptr && session_.written() >= last_byte_at_;
+}
+
+// ---- response ------------------------------------------------------------------
+
+const config::LocationConfig& Stream::location() const {
+    return session_.server().config.locations[static_cast<size_t>(location_)];
+}
+
+const http::PeerAddress& Stream::client_address() const { return session_.transport().peer(); }
+
+void Stream::begin_response(int status, uint64_t content_length) {
+    begin_streamed_response(status);
+    if (!is_bodyless_status(status)) {
+        char digits[24];
+        auto [end, error] = std::to_chars(digits, digits + sizeof digits, content_length);
+        add_header("content-length", {digits, static_cast<size_t>(end - digits)});
+    }
+}
+
+void Stream::begin_streamed_response(int status) {
+    response_begun_ = true;
+    status_ = status;
+    head_only_ = request_.is_head() || is_bodyless_status(status);
+    response_fields_.clear();
+    field_lengths_.clear();
+    const std::string& server_header = session_.server().config.server.server_header;
+    if (!server_header.empty()) add_header("server", server_header);
+    add_header("date", session_.server().date.now());
+}
+
+void Stream::add_header(std::string_view name, std::string_view value) {
+    if (is_connection_specific(name)) return;
+    // RFC 9113 8.2.1: field names are lower case on the wire.
+    for (char c : name) response_fields_ += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    response_fields_.append(value);
+    field_lengths_.push_back({static_cast<uint32_t>(name.size()), static_cast<uint32_t>(value.size())});
+}
+
+void Stream::commit_head(bool with_body) {
+    head_committed_ = true;
+    if (closed_) return;
+    if (location_ >= 0)
+        for (const auto& [name, value] : location().headers) add_header(name, value);
+    char status_digits[4];
+    std::to_chars(status_digits, status_digits + 3, status_);
+    std::vector<nghttp2_nv>& fields = session_.header_scratch();
+    fields.clear();
+    fields.push_back(field(":status", {status_digits, 3}));
+    size_t at = 0;
+    for (auto [name_length, value_length] : field_lengths_) {
+        std::string_view name(response_fields_.data() + at, name_length);
+        std::string_view value(response_fields_.data() + at + name_length, value_length);
+        fields.push_back(field(name, value));
+        at += name_length + value_length;
+    }
+    nghttp2_data_provider provider{};
+    provider.source.ptr = this;
+    provider.read_callback = read_stream_data;
+    bool data = with_body && !head_only_;
+    nghttp2_submit_response(session_.nghttp2(), id_, fields.data(), fields.size(),
+                            data ? &provider : nullptr);
+}
+
+void Stream::send_body(std::string_view bytes) { send_body_pieces({&bytes, 1}, false); }
+
+void Stream::send_body_pieces(std::span<const std::string_view> pieces, bool last) {
+    if (!head_committed_) commit_head(true);
+    if (!head_only_)
+        for (std::string_view piece : pieces) body_.push_memory(piece);
+    if (last) {
+        end_response();
+        return;
+    }
+    drain_wanted_ = true;
+    body_queued();
+}
+
+void Stream::send_owned_body(std::string_view bytes, std::shared_ptr<const void> owner) {
+    if (!head_committed_) commit_head(true);
+    owner_ = std::move(owner);
+    // Framed once end_response comes, as over HTTP/1.1.
+    if (!head_only_) body_.push_memory(bytes);
+}
+
+void Stream::send_file(int fd, off_t offset, uint64_t length, std::shared_ptr<const void> owner) {
+    if (!head_committed_) commit_head(true);
+    owner_ = std::move(owner);
+    if (!head_only_) body_.push_file(fd, offset, length);
+}
+
+void Stream::hand_over_buffer(core::BufferPool& pool, char* block) {
+    handed_over_pool_ = &pool;
+    handed_over_block_ = block;
+}
+
+void Stream::end_response() {
+    if (!head_committed_) commit_head(false);
+    response_ended_ = true;
+    listener_ = nullptr;
+    body_queued();
+}
+
+void Stream::body_queued() {
+    if (closed_) return;
+    if (deferred_) {
+        deferred_ = false;
+        nghttp2_session_resume_data(session_.nghttp2(), id_);
+    }
+    session_.send();
+}
+
+void Stream::abort() {
+    record(status_);  // the status the client was sent
+    listener_ = nullptr;
+    response_ended_ = true;
+    body_.clear();
+    if (closed_) return;
+    nghttp2_submit_rst_stream(session_.nghttp2(), NGHTTP2_FLAG_NONE, id_, NGHTTP2_INTERNAL_ERROR);
+    session_.send();
+}
+
+void Stream::respond_text(int status, std::string_view body) {
+    bool bodyless = is_bodyless_status(status);
+    begin_response(status, bodyless ? 0 : body.size());
+    if (!bodyless) {
+        add_header("content-type", "text/plain; charset=utf-8");
+        send_body_pieces({&body, 1}, true);
+        return;
+    }
+    end_response();
+}
+
+bool Stream::output_pending() const {
+    return !body_.empty() || session_.written() < last_byte_at_;
+}
+
+ssize_t Stream::read_data(size_t length, uint32_t* data_flags) {
+    uint64_t available = body_.pending_bytes();
+    if (available == 0) {
+        if (response_ended_) {
+            *data_flags |= NGHTTP2_DATA_FLAG_EOF;
+            return 0;
+        }
+        deferred_ = true;
+        return NGHTTP2_ERR_DEFERRED;
+    }
+    size_t take = static_cast<size_t>(std::min<uint64_t>(length, available));
+    *data_flags |= NGHTTP2_DATA_FLAG_NO_COPY;
+    if (response_ended_ && take == available) *data_flags |= NGHTTP2_DATA_FLAG_EOF;
+    return static_cast<ssize_t>(take);
+}
+
+void Stream::move_data(size_t length, http::OutputQueue& to) {
+    body_.move_front_to(to, length);
+    body_bytes_ += length;
+    last_byte_at_ = session_.output_end();
+    if (drain_wanted_) session_.watch_drain();
+}
+
+bool Stream::drained_and_waited_for() {
+    if (!drain_wanted_ || listener_ == nullptr) return false;
+    if (output_pending()) {
+        session_.watch_drain();
+        return false;
+    }
+    return true;
+}
+
+void Stream::tell_drained() {
+    drain_wanted_ = false;
+    listener_->on_output_drained();
+}
+
+void Stream::set_upstream_timing(uint64_t upstream_ns, uint64_t connect_ns, std::string_view server) {
+    proxied_ = true;
+    upstream_ns_ = upstream_ns;
+    connect_ns_ = connect_ns;
+    upstream_server_ = server;
+}
+
+void Stream::record(int status) {
+    if (std::exchange(recorded_, true)) return;
+    Transport& transport = session_.transport();
+    http::record_finished_request(session_.server(),
+                                  {.request = request_,
+                                   .peer = transport.peer(),
+                                   .tls = transport.tls(),
+                                   .location = location_,
+                                   .status = status,
+                                   .start_ns = start_ns_,
+                                   .response_bytes = body_bytes_,
+                                   .proxied = proxied_,
+                                   .upstream_ns = upstream_ns_,
+                                   .connect_ns = connect_ns_,
+                                   .upstream_server = upstream_server_});
+}
+
+}  // namespace portico::http2

@@ -1,0 +1,160 @@
+// One HTTP/2 stream: a request and its response, served through the same
+// http::Exchange interface as an HTTP/1.1 request, so locations, static
+// files, the proxy, `respond`, filters, counters and the access log work
+// unchanged.
+//
+// Request: header fields are copied once into the stream's own buffer (the
+// Request's views point there), :method/:path/:authority become the
+// request line and Host. A body of unknown length (no content-length)
+// looks like a chunked one to handlers, so the proxy frames it upstream.
+// Body back-pressure is the stream's flow-control window: DATA a listener
+// cannot take yet is held (at most a window's worth) and the window is
+// given back only once the listener took the bytes.
+//
+// Response: the head becomes HEADERS when the first body bytes or the end
+// come; body pieces queue in the stream (views, owned bodies, file
+// ranges) and become DATA frames as the client's windows allow, so a
+// stream whose window is shut keeps output_pending() true and its handler
+// stops reading its upstream.
+#pragma once
+
+#include <nghttp2/nghttp2.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "http/exchange.hpp"
+#include "http/output_queue.hpp"
+#include "http/request.hpp"
+
+namespace portico::http2 {
+
+class Session;
+
+class Stream final : public http::Exchange {
+public:
+    Stream(Session& session, int32_t id);
+    ~Stream();
+    Stream(const Stream&) = delete;
+    Stream& operator=(const Stream&) = delete;
+
+    int32_t id() const { return id_; }
+
+    // ---- request, from the session's nghttp2 callbacks ----
+    // One header field (pseudo-headers included, already checked by
+    // nghttp2); false when the list grows past max_header_bytes.
+    bool add_request_field(std::string_view name, std::string_view value);
+    // HEADERS (and CONTINUATIONs) are in; `end_stream`: no body follows.
+    void on_head_complete(bool end_stream);
+    // DATA payload; `end_stream`: the last of the body.
+    void on_body_data(std::string_view data);
+    void on_body_end();
+    // nghttp2 closed the stream (`error_code` NO_ERROR: both sides ended it).
+    void on_closed(uint32_t error_code);
+
+    // ---- response, for the session ----
+    // nghttp2's data source: how much the next DATA frame can carry.
+    ssize_t read_data(size_t length, uint32_t* data_flags);
+    // The frame was made: its `length` body bytes move to the connection's output.
+    void move_data(size_t length, http::OutputQueue& to);
+    // Its handler waits for its output to be written, and it now is.
+    bool drained_and_waited_for();
+    void tell_drained();
+    // Closed, and nothing of it is left in the connection's output: it can go.
+    bool finished() const;
+    // The connection closes: the handler hears it, the request is counted.
+    void on_connection_closed();
+    // The request's first byte arrived long ago and its body stalled.
+    bool body_stalled() const { return listener_ != nullptr && !body_complete_; }
+    void fail_stalled_body();
+    bool has_pending_body() const { return !body_.empty(); }
+    // A response ended before the request body did: the client can stop sending.
+    bool request_body_unfinished() const { return !body_complete_; }
+
+    // ---- http::Exchange ----
+    const http::Request& request() const override { return request_; }
+    const config::LocationConfig& location() const override;
+    const http::PeerAddress& client_address() const override;
+    void begin_response(int status, uint64_t content_length) override;
+    void begin_streamed_response(int status) override;
+    void add_header(std::string_view name, std::string_view value) override;
+    void send_body(std::string_view bytes) override;
+    void send_body_pieces(std::span<const std::string_view> pieces, bool last) override;
+    void send_owned_body(std::string_view bytes, std::shared_ptr<const void> owner) override;
+    void send_file(int fd, off_t offset, uint64_t length, std::shared_ptr<const void> owner) override;
+    void hand_over_buffer(core::BufferPool& pool, char* block) override;
+    void end_response() override;
+    void abort() override;
+    void respond_text(int status, std::string_view body) override;
+    void set_listener(http::ExchangeListener* listener) override { listener_ = listener; }
+    void resume_request_body() override;
+    bool output_pending() const override;
+    // No tunnels over HTTP/2 (an Upgrade header is not allowed in it, RFC
+    // 9113 8.2.2): nothing ever asks for one.
+    void switch_protocols() override {}
+    void set_upstream_timing(uint64_t upstream_ns, uint64_t connect_ns,
+                             std::string_view server) override;
+
+private:
+    void build_request();
+    void serve();
+    void tell_request_complete();
+    // Submits HEADERS; `with_body`: DATA frames follow (else END_STREAM on them).
+    void commit_head(bool with_body);
+    // More body, or its end: nghttp2 is asked for frames again.
+    void body_queued();
+    void record(int status);
+
+    Session& session_;
+    int32_t id_;
+    uint64_t start_ns_;
+
+    // Request: every view of request_ points into fields_, reserved once
+    // (max_header_bytes) so it never moves.
+    http::Request request_;
+    std::string fields_;
+    size_t header_list_size_ = 0;  // as RFC 9113 6.5.2 counts it
+    std::string_view method_, scheme_, authority_, path_;
+    bool head_complete_ = false;
+    bool body_complete_ = false;
+    uint64_t body_received_ = 0;
+    std::string cookie_;     // several cookie fields joined (RFC 9113 8.2.3)
+    std::string held_body_;  // DATA the listener could not take yet
+    bool body_held_ = false;
+    bool delivering_ = false;
+    bool completion_told_ = false;
+
+    int location_ = -1;
+    bool handler_started_ = false;
+    http::ExchangeListener* listener_ = nullptr;
+
+    // Response
+    int status_ = 0;
+    bool response_begun_ = false;
+    bool head_committed_ = false;
+    bool response_ended_ = false;
+    bool head_only_ = false;  // HEAD, 204, 304: no DATA whatever the handler sends
+    std::string response_fields_;  // names (lower case) and values, back to back
+    std::vector<std::pair<uint32_t, uint32_t>> field_lengths_;  // of each name and value
+    http::OutputQueue body_;       // queued, not yet framed
+    uint64_t body_bytes_ = 0;      // framed so far
+    uint64_t last_byte_at_ = 0;    // the session's output_end() after its last frame
+    bool deferred_ = false;        // nghttp2 waits for resume_data
+    bool drain_wanted_ = false;
+    std::shared_ptr<const void> owner_;
+    core::BufferPool* handed_over_pool_ = nullptr;
+    char* handed_over_block_ = nullptr;
+
+    bool closed_ = false;  // by nghttp2
+    bool recorded_ = false;
+    bool proxied_ = false;
+    uint64_t upstream_ns_ = 0;
+    uint64_t connect_ns_ = 0;
+    std::string_view upstream_server_;
+};
+
+}  // namespace portico::http2
