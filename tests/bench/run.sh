@@ -6,19 +6,23 @@
 #   tests/bench/run.sh --server portico --scenario static --load wrk100 [--url /image.jpg]
 #   tests/bench/run.sh --parts cost --server nginx,portico
 #   tests/bench/run.sh --scenario tls,tls-rsa --quick      the TLS cells only
+#   tests/bench/run.sh --scenario h2 [--quick]             the HTTP/2 cells only
+#   tests/bench/run.sh --scenario h2 --parts cost          HTTP/2 instructions per request only
 #   tests/bench/run.sh --render results/raw/STAMP    re-render a run's tables
 #
 # Options (lists are comma-separated):
 #   --server LIST     app, portico, nginx, h2o, haproxy         (default: all)
-#   --scenario LIST   app, proxy, static, proxy-noka, tls, tls-rsa  (default: all)
-#   --load LIST       wrk100, wrk1000, ab, full-hs, resumed-hs  (default: all;
-#                     full-hs and resumed-hs exist in the tls scenarios only)
+#   --scenario LIST   app, proxy, static, proxy-noka, tls, tls-rsa, h2  (default: all;
+#                     with --parts cost: h2 alone measures only the HTTP/2 cases)
+#   --load LIST       wrk100, wrk1000, ab, full-hs, resumed-hs, h2-m10, h2-m1, page
+#                     (default: all; full-hs and resumed-hs exist in the tls
+#                     scenarios only, h2-m10, h2-m1 and page in h2 only)
 #   --url LIST        only these URLs (each scenario keeps its own when empty)
 #   --parts LIST      throughput, cost, memory                  (default: all;
 #                     with --scenario/--load/--url only throughput unless given)
 #   --repeat N        repeats per cell, medians reported        (default 3)
-#   --duration S      wrk seconds                               (default 10)
-#   --quick           --duration 3 --repeat 1, ab/callgrind/strace counts / 4
+#   --duration S      wrk and h2load -D seconds                 (default 10)
+#   --quick           --duration 3 --repeat 1, ab/page/callgrind/strace counts / 4
 #   --out FILE        the markdown report (default results/latest.md for a full
 #                     run, results/partial.md for anything filtered or --quick)
 #   --no-install      do not apt-get anything
@@ -46,6 +50,7 @@ CLIENT_CPU=0
 REPEAT=3
 DURATION=10
 AB_N=20000           # ab -c 100, a new connection per request; also the TLS handshake count
+                     # and the requests of the h2 page-load cell (h2load -c1 -m20)
 CG_N=2000            # requests measured under callgrind (ab -k -c 10)
 CG_WARM=200          # warm-up requests per URL under callgrind (idle run too)
 ST_N=10000           # requests measured under strace (ab -k -c 10)
@@ -69,7 +74,7 @@ while [ $# -gt 0 ]; do
     --no-install) INSTALL=0 ;;
     --no-build) BUILD=0 ;;
     --render) RENDER_ONLY=$2; shift ;;
-    -h|--help) sed -n '2,31p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,35p' "$0"; exit 0 ;;
     *) die "unknown option $1 (see --help)" ;;
   esac
   shift
@@ -104,13 +109,14 @@ in_list() { # in_list ITEM "a,b,c" (an empty list holds everything)
 want_part() { in_list "$1" "$PARTS"; }
 
 # --- the matrix ----------------------------------------------------------------
-# tls and tls-rsa are the static scenario's config with a TLS listener on
-# TLS_PORT (ECDSA P-256 or RSA 2048 certificate); their cells go there.
-SCENARIOS="app proxy static proxy-noka tls tls-rsa"
+# tls, tls-rsa and h2 are the static scenario's config with a TLS listener on
+# TLS_PORT (ECDSA P-256 or RSA 2048 certificate); their cells go there. h2: the
+# TLS listener offers h2 by ALPN and every cell is HTTP/2 (h2load).
+SCENARIOS="app proxy static proxy-noka tls tls-rsa h2"
 servers_of() {
   case "$1" in
     app) echo app ;;
-    proxy|proxy-noka|tls|tls-rsa) echo portico nginx h2o haproxy ;;
+    proxy|proxy-noka|tls|tls-rsa|h2) echo portico nginx h2o haproxy ;;
     static) echo portico nginx h2o ;;
   esac
 }
@@ -119,19 +125,19 @@ urls_of() {
     app|proxy) echo /hello / /image.jpg ;;
     static) echo /index.html /image.jpg ;;   # its / is the proxy scenario's /: add it with --url /
     proxy-noka) echo /hello ;;
-    tls) echo /index.html /image.jpg /hello ;;
+    tls|h2) echo /index.html /image.jpg /hello ;;
     tls-rsa) echo /index.html ;;
   esac
 }
 tls_of() { # the certificate's key type of a TLS scenario; nothing for cleartext
   case "$1" in
-    tls) echo ecdsa ;;
+    tls|h2) echo ecdsa ;;
     tls-rsa) echo rsa ;;
   esac
 }
 config_of() { # the config template a scenario uses
   case "$1" in
-    tls|tls-rsa) echo static ;;
+    tls|tls-rsa|h2) echo static ;;
     *) echo "$1" ;;
   esac
 }
@@ -154,19 +160,25 @@ tags_of() {
     static) echo -n static,keepalive ;;
     proxy-noka) echo -n proxy,nokeepalive ;;
   esac
-  if [ -n "$tls" ]; then echo ,tls; else echo ,cleartext; fi
+  if [ "$1" = h2 ]; then echo ,tls,h2
+  elif [ -n "$tls" ]; then echo ,tls,tls-h1
+  else echo ,cleartext; fi
 }
 LOADS="wrk100 wrk1000 ab"
 # cells_of SCENARIO SERVER: its cells, one "LOAD URL [N/A REASON]" a line, as
 # --load and --url select them. Cleartext scenarios: each URL under each load.
 # tls: full and resumed handshakes (a new connection per request) on the small
-# /index.html, then keep-alive requests; tls-rsa: full handshakes only.
+# /index.html, then keep-alive requests; tls-rsa: full handshakes only. h2:
+# h2load -c100 with 10 or 1 streams in flight per connection on each URL, then
+# the page load (one connection, the 20 assets of PAGE_URL, 20 streams at once).
 cells_of() {
   local scenario=$1 server=$2 url load cell list=()
   case "$scenario" in
     tls) list=("full-hs /index.html" "resumed-hs /index.html"
                "wrk100 /index.html" "wrk100 /image.jpg" "wrk100 /hello") ;;
     tls-rsa) list=("full-hs /index.html") ;;
+    h2) list=("h2-m10 /index.html" "h2-m1 /index.html" "h2-m10 /image.jpg" "h2-m1 /image.jpg"
+              "h2-m10 /hello" "h2-m1 /hello" "page $PAGE_URL") ;;
     *) for url in $(cell_urls "$scenario"); do
          for load in $LOADS; do list+=("$load $url"); done
        done ;;
@@ -176,8 +188,8 @@ cells_of() {
     in_list "$load" "$F_LOADS" && in_list "$url" "$F_URLS" || continue
     # HAProxy answers /index.html from memory in the TLS config (for the
     # handshake cells) but serves no files: no keep-alive file cells.
-    if [ "$server" = haproxy ] && [ "$load" = wrk100 ] && [ -n "$(tls_of "$scenario")" ] &&
-       [ "$url" != /hello ]; then
+    if [ "$server" = haproxy ] && [ "$load" != full-hs ] && [ "$load" != resumed-hs ] &&
+       [ -n "$(tls_of "$scenario")" ] && [ "$url" != /hello ]; then
       echo "$cell serves no files"
     else
       echo "$cell"
@@ -186,8 +198,23 @@ cells_of() {
 }
 # The URLs start_server checks (200, and /image.jpg's length) before the cells.
 check_urls_of() {
-  if [ "$2" = haproxy ] && [ -n "$(tls_of "$1")" ]; then echo /index.html /hello; else urls_of "$1"; fi
+  if [ "$2" = haproxy ] && [ -n "$(tls_of "$1")" ]; then echo /index.html /hello
+  elif [ "$1" = h2 ]; then echo /index.html /image.jpg /hello "${PAGE_FILES[0]}" "${PAGE_FILES[-1]}"
+  else urls_of "$1"; fi
 }
+
+# --- HTTP/2 page load ---------------------------------------------------------------
+# 20 assets of 1-50 KB (text: CSS and JS), made at the run's start in the
+# run's temp dir (ASSETS/asset/), served under /asset/ in the h2 scenario.
+# The page cell's URL is the label PAGE_URL; h2load gets the 20 URLs from
+# PAGE_LIST (-i) and requests them in turn.
+PAGE_URL=/asset/
+PAGE_KB=(1 2 3 4 5 6 7 8 10 12 14 16 18 20 24 28 32 38 44 50)
+PAGE_FILES=()
+for ((i = 0; i < ${#PAGE_KB[@]}; i++)); do
+  if ((i % 2)); then PAGE_FILES+=("$(printf '/asset/a%02d.js' $((i + 1)))")
+  else PAGE_FILES+=("$(printf '/asset/a%02d.css' $((i + 1)))"); fi
+done
 
 # --- processes -------------------------------------------------------------------
 STARTED=()           # every pid this script started in the background
@@ -391,6 +418,21 @@ make_tls() {
     "Ciphersuites = $TLS_SUITE" "Groups = $TLS_GROUP" >"$TLS_DIR/client.cnf"
 }
 
+# make_assets: the page's 20 files (printable pseudo-random text, so that no
+# server could take a shortcut on repeated bytes) and h2load's list of URLs.
+ASSETS="$RUN/assets"
+PAGE_LIST="$RUN/page-urls.txt"
+make_assets() {
+  local i
+  [ -e "$PAGE_LIST" ] && return 0
+  mkdir -p "$ASSETS/asset"
+  for ((i = 0; i < ${#PAGE_FILES[@]}; i++)); do
+    head -c $((PAGE_KB[i] * 1024)) /dev/urandom | base64 -w 76 | head -c $((PAGE_KB[i] * 1024)) \
+      >"$ASSETS${PAGE_FILES[$i]}"
+    echo "https://127.0.0.1:$TLS_PORT${PAGE_FILES[$i]}" >>"$PAGE_LIST"
+  done
+}
+
 # --- servers ---------------------------------------------------------------------------
 SRV_PID="" SRV_NA="" SRV_PORT="" SRV_SCHEME=http SRV_NORESUME="" START_TAG=""
 # start_server SERVER SCENARIO [valgrind-out-dir]: sets SRV_PID, SRV_PORT and
@@ -421,7 +463,8 @@ start_server() {
     wrap=(valgrind --tool=callgrind --trace-children=yes --callgrind-out-file="$cgdir/callgrind.out.%p")
   fi
   local values=(PORT="$PORT" APP_PORT="$APP_PORT" WWW="$WWW" RUN="$RUN" TLS_PORT="$TLS_PORT"
-                CERT="$TLS_DIR/$tls.pem" KEY="$TLS_DIR/$tls.key" CERTKEY="$TLS_DIR/$tls.haproxy.pem")
+                CERT="$TLS_DIR/$tls.pem" KEY="$TLS_DIR/$tls.key" CERTKEY="$TLS_DIR/$tls.haproxy.pem"
+                ASSETS="$ASSETS")
   case "$server" in
     portico)
       [ -x "$PORTICO" ] || { SRV_NA="no portico binary"; return 1; }
@@ -523,8 +566,13 @@ stop_server() {
 # full-hs and resumed-hs make a new connection per request (AB_N of them):
 # ab never offers a session (every handshake full); h2load, told
 # "Connection: close", reconnects offering its previous connection's ticket.
+# h2-m10, h2-m1 and page are HTTP/2 (h2load, ALPN h2; a cell that negotiated
+# anything else counts as failed): -c100 for DURATION seconds with 10 or 1
+# streams in flight per connection; page: one connection, AB_N requests over
+# the 20 assets in turn, 20 in flight.
+H2LOAD_TLS=(--tls13-ciphers="$TLS_SUITE" --groups="$TLS_GROUP")
 run_cell() {
-  local scenario=$1 server=$2 load=$3 url=$4 rep=$5 cmd tool pids c0 a0 s0 u0 env=()
+  local scenario=$1 server=$2 load=$3 url=$4 rep=$5 cmd tool pids c0 a0 s0 u0 env=() proto=()
   local base="$RAW/logs/$scenario-$server-$load-${url//\//_}-$rep"
   local target="$SRV_SCHEME://127.0.0.1:$SRV_PORT$url" limit=$((DURATION + 90))
   [ "$SRV_SCHEME" = https ] && env=("${CLIENT_TLS_ENV[@]}")
@@ -534,8 +582,13 @@ run_cell() {
     ab) tool=ab cmd=(ab -r -s 10 -n "$AB_N" -c 100 "$target") ;;
     full-hs) tool=ab limit=600 cmd=(ab -r -s 10 -n "$AB_N" -c 50 "$target") ;;
     resumed-hs) tool=h2load limit=600
-      cmd=(h2load --h1 -n "$AB_N" -c 50 -H "Connection: close" --tls13-ciphers="$TLS_SUITE"
-           --groups="$TLS_GROUP" "$target") ;;
+      cmd=(h2load --h1 -n "$AB_N" -c 50 -H "Connection: close" "${H2LOAD_TLS[@]}" "$target") ;;
+    h2-m10) tool=h2load proto=(--expect-proto h2)
+      cmd=(h2load -c100 -m10 -D "$DURATION" "${H2LOAD_TLS[@]}" "$target") ;;
+    h2-m1) tool=h2load proto=(--expect-proto h2)
+      cmd=(h2load -c100 -m1 -D "$DURATION" "${H2LOAD_TLS[@]}" "$target") ;;
+    page) tool=h2load limit=600 proto=(--expect-proto h2)
+      cmd=(h2load -c1 -m20 -n "$AB_N" "${H2LOAD_TLS[@]}" -i "$PAGE_LIST") ;;
   esac
   read -r pids c0 a0 s0 u0 w0 < <($PY before "$SRV_PID" "$APP_PID")
   /usr/bin/time -f '%U %S %e' -o "$base.time" \
@@ -544,7 +597,7 @@ run_cell() {
   $PY record --out "$CELLS" --scenario "$scenario" --server "$server" --load "$load" --url "$url" \
     --rep "$rep" --tool "$tool" --stdout "$base.out" --stderr "$base.err" --time "$base.time" \
     --pids "$pids" --app-pid "$APP_PID" --cpu0 "$c0" --app0 "$a0" --stat0 "$s0" --user0 "$u0" \
-    --switches0 "$w0"
+    --switches0 "$w0" "${proto[@]}"
   sleep 0.5   # let the last connections close
 }
 
@@ -589,7 +642,8 @@ throughput() {
           read -r load url na <<<"$cell"
           if [ -z "$na" ] && [ "$load" = resumed-hs ] && [ -n "$SRV_NORESUME" ]; then
             na="does not resume a session (openssl s_client -sess_in)"
-          elif [ -z "$na" ] && [ "$load" = resumed-hs ] && ! command -v h2load >/dev/null; then
+          elif [ -z "$na" ] && { [ "$load" = resumed-hs ] || [ "$scenario" = h2 ]; } &&
+               ! command -v h2load >/dev/null; then
             na="h2load missing"
           fi
           if [ -n "$na" ]; then
@@ -597,7 +651,17 @@ throughput() {
               printf '  %-10s %-8s %-10s %-11s n/a (%s)\n' "$scenario" "$server" "$load" "$url" "$na"
             continue
           fi
-          if [ "$url" != "$warm" ]; then
+          if [ "$url" != "$warm" ] && [ "$scenario" = h2 ]; then
+            # Warm-up over h2 (the page: each asset 50 times).
+            if [ "$url" = "$PAGE_URL" ]; then
+              taskset -c $CLIENT_CPU "${env[@]}" h2load -c1 -m20 -n 1000 "${H2LOAD_TLS[@]}" \
+                -i "$PAGE_LIST" >/dev/null 2>&1
+            else
+              taskset -c $CLIENT_CPU "${env[@]}" h2load -c50 -m10 -n 2000 "${H2LOAD_TLS[@]}" \
+                "$SRV_SCHEME://127.0.0.1:$SRV_PORT$url" >/dev/null 2>&1
+            fi
+            warm=$url
+          elif [ "$url" != "$warm" ]; then
             # Warm-up: file caches, upstream pools, the app's JIT.
             taskset -c $CLIENT_CPU "${env[@]}" ab -k -r -s 10 -n 1000 -c 50 \
               "$SRV_SCHEME://127.0.0.1:$SRV_PORT$url" >/dev/null 2>&1
@@ -645,10 +709,50 @@ callgrind_run() {
   [ -n "$CG_TOTAL" ]
 }
 
-# strace_run URL FILE: syscalls of all the server's processes and threads
-# during ab -k -n ST_N (server already started).
+# HTTP/2 cases: the h2 scenario's config (TLS listener, h2 by ALPN), loaded by
+# h2load -c10 -m10 over TLS. Ten TLS handshakes come with every h2load run: the
+# instructions are those of a run with CG_N+10 requests minus a run with 10
+# (one per connection, the same handshakes, probes and warm-up), over CG_N.
+COST_H2_URLS="/index.html /hello"
+cost_h2_wanted() { in_list h2 "$F_SCENARIOS"; }
+cost_h1_wanted() { # the HTTP/1.1 cases: unless --scenario names h2 alone
+  local s
+  [ -z "$F_SCENARIOS" ] && return 0
+  for s in ${F_SCENARIOS//,/ }; do [ "$s" != h2 ] && return 0; done
+  return 1
+}
+
+# h2load_ok FILE N: h2load completed N requests, all 2xx, over h2.
+h2load_ok() {
+  grep -q "^requests: $2 total, $2 started, $2 done, $2 succeeded" "$1" &&
+    grep -q "^status codes: $2 2xx" "$1" && grep -q '^Application protocol: h2$' "$1"
+}
+
+# callgrind_h2_run SERVER DIR URL N: the h2 config under callgrind, the static
+# config's warm-up (HTTP/1.1 on the cleartext listener), then h2load -c10 -m10
+# -n N on URL over TLS; sets CG_TOTAL like callgrind_run.
+callgrind_h2_run() {
+  local server=$1 dir=$2 url=$3 n=$4 u
+  CG_TOTAL=""
+  mkdir -p "$dir"
+  start_server "$server" h2 "$dir" || { echo "callgrind: $SRV_NA" >&2; return 1; }
+  for u in $(cost_urls_of static); do
+    timeout 300 taskset -c $CLIENT_CPU ab -k -r -s 60 -n "$CG_WARM" -c 10 "http://127.0.0.1:$PORT$u" >/dev/null 2>&1
+  done
+  timeout 900 taskset -c $CLIENT_CPU "${CLIENT_TLS_ENV[@]}" h2load -c10 -m10 -n "$n" "${H2LOAD_TLS[@]}" \
+    "https://127.0.0.1:$TLS_PORT$url" >"$dir/h2load.out" 2>&1
+  stop_server 120
+  h2load_ok "$dir/h2load.out" "$n" ||
+    { echo "callgrind: h2load -n $n $url did not complete over h2: $(grep -m1 '^requests:' "$dir/h2load.out")" >&2; return 1; }
+  compgen -G "$dir/callgrind.out.*" >/dev/null || { echo "callgrind: no output" >&2; return 1; }
+  CG_TOTAL=$($PY callgrind-total "$dir"/callgrind.out.*)
+  [ -n "$CG_TOTAL" ]
+}
+
+# strace_run URL FILE [h2]: syscalls of all the server's processes and threads
+# during ab -k -n ST_N, or h2load -c10 -m10 -n ST_N over TLS (server already started).
 strace_run() {
-  local url=$1 file=$2 pids p args=() spid i
+  local url=$1 file=$2 mode=${3:-} pids p args=() spid i
   pids=$($PY tree "$SRV_PID")
   for p in $pids; do
     # h2o's crash-handler helper (perl) is not part of serving.
@@ -659,16 +763,22 @@ strace_run() {
   spid=$!
   STARTED+=("$spid")
   sleep 1
-  timeout 300 taskset -c $CLIENT_CPU ab -k -r -s 30 -n "$ST_N" -c 10 "http://127.0.0.1:$PORT$url" >"$file.ab" 2>&1
+  if [ "$mode" = h2 ]; then
+    timeout 300 taskset -c $CLIENT_CPU "${CLIENT_TLS_ENV[@]}" h2load -c10 -m10 -n "$ST_N" "${H2LOAD_TLS[@]}" \
+      "https://127.0.0.1:$TLS_PORT$url" >"$file.h2load" 2>&1
+  else
+    timeout 300 taskset -c $CLIENT_CPU ab -k -r -s 30 -n "$ST_N" -c 10 "http://127.0.0.1:$PORT$url" >"$file.ab" 2>&1
+  fi
   kill -INT "$spid" 2>/dev/null
   for ((i = 0; i < 100; i++)); do alive "$spid" || break; sleep 0.1; done
   stop_tree "$spid" KILL 1
   forget "$spid"
-  grep -q "^Complete requests: *$ST_N" "$file.ab"
+  if [ "$mode" = h2 ]; then h2load_ok "$file.h2load" "$ST_N"
+  else grep -q "^Complete requests: *$ST_N" "$file.ab"; fi
 }
 
 cost() {
-  local server scenario url case key dir tag
+  local server scenario url case key dir tag cases base
   command -v valgrind >/dev/null || echo "valgrind missing: no instruction counts" >&2
   command -v strace >/dev/null || echo "strace missing: no system call counts" >&2
   for server in portico nginx h2o; do
@@ -676,7 +786,10 @@ cost() {
     echo "  cost: $server"
     START_TAG="cost"
     declare -A idle_of=() loaded_of=() ina_of=() sfile_of=() sna_of=()
+    cases=""
+    cost_h1_wanted && cases=$COST_CASES
     for scenario in static proxy; do
+      cost_h1_wanted || continue
       # callgrind: an idle run (warm-up only), then one run per URL.
       if ! command -v valgrind >/dev/null; then
         for url in $(cost_urls_of "$scenario"); do ina_of[$scenario:$url]="valgrind missing"; done
@@ -710,9 +823,44 @@ cost() {
         for url in $(cost_urls_of "$scenario"); do sna_of[$scenario:$url]=${SRV_NA:-strace missing}; done
       fi
     done
-    for case in $COST_CASES; do
+    if cost_h2_wanted; then
+      for url in $COST_H2_URLS; do
+        key="h2:$url" tag="$server-h2-${url//\//_}"
+        cases+=" $key"
+        if [ -n "$TLS_NA" ]; then
+          ina_of[$key]="TLS: $TLS_NA"
+        elif ! command -v valgrind >/dev/null; then
+          ina_of[$key]="valgrind missing"
+        elif ! callgrind_h2_run "$server" "$RUN/cg-$tag-base" "$url" 10 2>>"$RAW/logs/cost.log"; then
+          ina_of[$key]="baseline run failed, see logs/cost.log"
+        else
+          base=$CG_TOTAL
+          if callgrind_h2_run "$server" "$RUN/cg-$tag" "$url" $((CG_N + 10)) 2>>"$RAW/logs/cost.log"; then
+            idle_of[$key]=$base loaded_of[$key]=$CG_TOTAL
+          else
+            ina_of[$key]="run failed, see logs/cost.log"
+          fi
+          for f in "$RUN/cg-$tag"/callgrind.out.*; do
+            [ -e "$f" ] && cp "$f" "$RAW/logs/callgrind-$tag.${f##*.}"
+          done
+        fi
+      done
+      if [ -z "$TLS_NA" ] && command -v strace >/dev/null && start_server "$server" h2; then
+        for url in $COST_H2_URLS; do
+          taskset -c $CLIENT_CPU "${CLIENT_TLS_ENV[@]}" h2load -c10 -m10 -n 2000 "${H2LOAD_TLS[@]}" \
+            "https://127.0.0.1:$TLS_PORT$url" >/dev/null 2>&1
+          sfile_of[h2:$url]="$RAW/logs/strace-$server-h2-${url//\//_}.txt"
+          strace_run "$url" "${sfile_of[h2:$url]}" h2 ||
+            sna_of[h2:$url]="h2load did not complete under strace"
+        done
+        stop_server
+      else
+        for url in $COST_H2_URLS; do sna_of[h2:$url]=${SRV_NA:-${TLS_NA:-strace missing}}; done
+      fi
+    fi
+    for case in $cases; do
       scenario=${case%%:*} url=${case#*:} key=$case
-      $PY cost-row "$COSTS" "$server" "$url" "$CG_N" "${loaded_of[$key]:-}" "${idle_of[$scenario]:-}" \
+      $PY cost-row "$COSTS" "$server" "$url" "$CG_N" "${loaded_of[$key]:-}" "${idle_of[$key]:-${idle_of[$scenario]:-}}" \
         "${sfile_of[$key]:-}" "$ST_N" "${ina_of[$key]:-}" "${sna_of[$key]:-}" "$scenario" | sed 's/^/    /'
     done
     unset idle_of loaded_of ina_of sfile_of sna_of
@@ -760,13 +908,16 @@ memory() {
 # --- run ------------------------------------------------------------------------------------------
 echo "raw results and logs: $RAW"
 start_app
+need_tls=0
 if want_part throughput; then
   for scenario in $SCENARIOS; do
-    if in_list "$scenario" "$F_SCENARIOS" && [ -n "$(tls_of "$scenario")" ]; then
-      make_tls || echo "TLS cells n/a: $TLS_NA" >&2
-      break
-    fi
+    in_list "$scenario" "$F_SCENARIOS" && [ -n "$(tls_of "$scenario")" ] && need_tls=1
   done
+fi
+want_part cost && cost_h2_wanted && need_tls=1
+if [ "$need_tls" = 1 ]; then
+  make_tls || echo "TLS cells n/a: $TLS_NA" >&2
+  make_assets
 fi
 if want_part throughput; then echo "throughput (repeats $REPEAT, wrk ${DURATION}s, ab -n $AB_N):"; throughput; fi
 if want_part cost; then echo "cost (callgrind $CG_N requests, strace $ST_N requests):"; cost; fi

@@ -160,7 +160,7 @@ def clear_hwm(pids):
 
 # --- templates ----------------------------------------------------------------
 
-TAG = re.compile(r"\s*#@([a-z-]+)\s*$")
+TAG = re.compile(r"\s*#@([a-z0-9-]+)\s*$")
 
 
 def render_template(src, dst, tags, values):
@@ -266,6 +266,9 @@ def parse_h2load(text):
     m = re.search(r"time for connect:\s+(\S+)\s+(\S+)\s+(\S+)", text)
     if m:
         r["connect_mean_ms"] = _ms(m.group(3))
+    m = re.search(r"^Application protocol: (\S+)", text, re.M)
+    if m:
+        r["protocol"] = m.group(1)
     return r
 
 
@@ -476,7 +479,7 @@ def tls_probe(port, cafile, path, kind):
 
 # --- report -----------------------------------------------------------------------
 
-URL_ORDER = {"/hello": 0, "/": 1, "/index.html": 2, "/image.jpg": 3}
+URL_ORDER = {"/hello": 0, "/": 1, "/index.html": 2, "/image.jpg": 3, "/asset/": 4}
 LOSS_MARGIN = 0.05  # differences below this are not listed as losses
 NOISY_PCT = 10  # other processes' share of a benchmark CPU that makes a cell suspect
 
@@ -489,10 +492,13 @@ SCENARIO_TITLE = {
     "proxy-noka": "proxy, no upstream keep-alive",
     "tls": "TLS 1.3, ECDSA P-256",
     "tls-rsa": "TLS 1.3, RSA 2048",
+    "h2": "HTTP/2 (TLS 1.3, ALPN h2)",
 }
 LOAD_TITLE = {"wrk100": "wrk -c100", "wrk1000": "wrk -c1000", "ab": "ab -c100 (new conn/req)",
               "full-hs": "ab -c50 (full handshake/req)",
-              "resumed-hs": "h2load -c50 (resumed handshake/req)"}
+              "resumed-hs": "h2load -c50 (resumed handshake/req)",
+              "h2-m10": "h2load -c100 -m10", "h2-m1": "h2load -c100 -m1",
+              "page": "h2load -c1 -m20 (page: 20 assets)"}
 
 
 def load_jsonl(path):
@@ -705,7 +711,7 @@ def render(directory, out_path, title):
         L.append("")
 
     # TLS --------------------------------------------------------------------------
-    if probes or any(k[0] in ("tls", "tls-rsa") for k in cells):
+    if probes or any(k[0] in ("tls", "tls-rsa", "h2") for k in cells):
         L.append("## TLS")
         L.append("")
         L.append("Certificates are made at the run's start with `openssl` in its temp dir (a "
@@ -726,6 +732,21 @@ def render(directory, out_path, title):
                  "(`wrk -c100` over https) are comparable with the cleartext static + proxy "
                  "rows of the same URL.")
         L.append("")
+        if any(k[0] == "h2" for k in cells):
+            L.append("**HTTP/2** (scenario h2): the same TLS listener offering h2 by ALPN "
+                     "(nginx 1.22 `listen ... ssl http2`, HAProxy `alpn h2,http/1.1`, h2o and "
+                     "portico by default), loaded by h2load over TLS 1.3 with the settings above; "
+                     "a cell whose h2load did not negotiate h2 counts as failed. "
+                     "`h2load -c100 -m10` / `-m1`: 100 connections with 10 or 1 streams in "
+                     "flight each, for the run's duration (`-D`); the 100 full handshakes are "
+                     "in the CPU (a fraction of a µs per request). **page**: one connection "
+                     "fetching 20 assets of 1–50 KB (CSS and JS from disk, 342 KiB in all, "
+                     "`/asset/a01.css` … `a20.js`) in turn, 20 streams in flight "
+                     "(`h2load -c1 -m20 -i LIST`), 1,000 pages at the default count. "
+                     "HAProxy serves no files: only its `/hello` rows. nginx gets "
+                     "`keepalive_requests 100000` in this scenario (h2load does not reconnect "
+                     "after nginx's GOAWAY at 10,000 streams; portico and h2o set no such limit).")
+            L.append("")
         if probes:
             L.append("What each server negotiated (`openssl s_client` with the load tools' "
                      "settings, right after each start; \"resumes\": a second connection "
@@ -806,15 +827,23 @@ def render(directory, out_path, title):
                  "same config with the same warm-up, divided by the measured requests. System "
                  "calls: `strace -f -c` attached to the server's processes and threads during "
                  "`ab -k -c 10`, divided by the requests. \"disk\" and `/hello` use the static "
-                 "config; `/image.jpg` (proxied) uses the proxy-only config (100 KiB from the app).")
+                 "config; `/image.jpg` (proxied) uses the proxy-only config (100 KiB from the app). "
+                 "\"h2\": the h2 config (HTTP/2 over TLS 1.3, ALPN h2) loaded by `h2load -c10 "
+                 "-m10` instead of ab; every h2load run makes 10 full TLS handshakes, so the "
+                 "instructions are a run of N+10 requests minus a run of 10 (one per connection: "
+                 "the same handshakes, warm-up and probes), over N. Its system calls include the "
+                 "10 handshakes' (spread over the strace run's requests). Instructions include "
+                 "the TLS record encryption (user space, OpenSSL).")
         L.append("")
         L.append("| URL | server | instructions/req | syscalls/req | main syscalls per request |")
         L.append("|---|---|---|---|---|")
         def case_of(r):
-            disk = r.get("scenario", "static") == "static" and r["url"] != "/hello"
-            return r["url"] + (" (disk)" if disk else " (proxied)")
+            h2 = r.get("scenario") == "h2"
+            disk = r.get("scenario", "static") in ("static", "h2") and r["url"] != "/hello"
+            return r["url"] + (" (h2, " if h2 else " (") + ("disk)" if disk else "proxied)")
         order = {"/index.html (disk)": 0, "/image.jpg (disk)": 1, "/hello (proxied)": 2,
-                 "/image.jpg (proxied)": 3}
+                 "/image.jpg (proxied)": 3, "/index.html (h2, disk)": 4,
+                 "/hello (h2, proxied)": 5}
         for r in sorted(costs, key=lambda r: (order.get(case_of(r), 9), SERVERS.index(r["server"])
                                                 if r["server"] in SERVERS else 9)):
             instr = r.get("instr_per_req")
@@ -927,7 +956,8 @@ def main():
         p = argparse.ArgumentParser(prog=f"bench.py {cmd}")
         for name in ("out", "scenario", "server", "load", "url", "rep", "tool", "stdout",
                      "time", "cpu0", "cpu1", "app0", "app1", "hwm", "na", "stat0", "stat1",
-                     "pids", "app-pid", "user0", "user1", "stderr", "switches0", "switches1"):
+                     "pids", "app-pid", "user0", "user1", "stderr", "switches0", "switches1",
+                     "expect-proto"):
             p.add_argument("--" + name)
         o = p.parse_args(args)
         if o.pids:  # the "after" readings, first thing
@@ -947,6 +977,11 @@ def main():
                 text = f.read()
             parse = {"wrk": parse_wrk, "ab": parse_ab, "h2load": parse_h2load}[o.tool]
             row.update(parse(text))
+            if o.expect_proto and row.get("protocol") != o.expect_proto:
+                # e.g. ALPN chose http/1.1: the cell measured something else.
+                row["abort"] = (f"negotiated {row.get('protocol') or 'nothing'}, "
+                                f"not {o.expect_proto}")
+                row["requests"] = 0
             n = row["requests"]
             ticks = int(o.cpu1) - int(o.cpu0)
             row["server_cpu_s"] = ticks / CLK_TCK
