@@ -235,7 +235,7 @@ void ClientConnection::on_readable() {
 }
 
 void ClientConnection::on_writable() {
-    if (h2_) [[unlikely]] h2_->send();
+    if (h2_) [[unlikely]] h2_->on_writable();
     else flush_output();
 }
 
