@@ -124,7 +124,6 @@ void ClientConnection::on_timer_closed(uv_handle_t* handle) {
 
 void ClientConnection::close_if_idle() {
     if (state_ == State::idle) close();
-    else if (state_ == State::http2) h2_->drain();  // GOAWAY; open streams finish
 }
 
 // ---- events --------------------------------------------------------------
@@ -502,6 +501,7 @@ void ClientConnection::start_http2() {
     state_ = State::http2;
     h2_ = std::make_unique<http2::Session>(server_, static_cast<http2::Transport&>(*this));
     h2_->send();  // our SETTINGS
+    if (server_.draining && state_ == State::http2) h2_->drain();
 }
 
 void ClientConnection::on_http2_input() {

@@ -117,7 +117,8 @@ void Session::connection_closed() {
 }
 
 void Session::drain() {
-    if (ended_) return;
+    if (ended_ || draining_) return;
+    draining_ = true;
     nghttp2_submit_goaway(session_, NGHTTP2_FLAG_NONE,
                           nghttp2_session_get_last_proc_stream_id(session_), NGHTTP2_NO_ERROR,
                           nullptr, 0);

@@ -142,6 +142,7 @@ private:
     bool drain_watched_ = false;
     bool output_blocked_ = false;
     bool ended_ = false;
+    bool draining_ = false;
     // Control frames (PING, SETTINGS) in the current second, for the flood limit.
     uint64_t control_window_start_ms_ = 0;
     uint32_t control_frames_ = 0;
