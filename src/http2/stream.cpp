@@ -4,7 +4,6 @@
 #include <uv.h>
 
 #include <algorithm>
-#include <cctype>
 #include <charconv>
 #include <cstring>
 
@@ -258,8 +257,9 @@ void Stream::begin_streamed_response(int status) {
     response_begun_ = true;
     status_ = status;
     head_only_ = request_.is_head() || is_bodyless_status(status);
-    response_fields_.clear();
-    field_lengths_.clear();
+    // Room for a typical head: no reallocation while it is built.
+    response_fields_.reserve(512);
+    field_lengths_.reserve(16);
     const std::string& server_header = session_.server().config.server.server_header;
     if (!server_header.empty()) add_header("server", server_header);
     add_header("date", session_.server().date.now());
@@ -268,7 +268,10 @@ void Stream::begin_streamed_response(int status) {
 void Stream::add_header(std::string_view name, std::string_view value) {
     if (is_connection_specific(name)) return;
     // RFC 9113 8.2.1: field names are lower case on the wire.
-    for (char c : name) response_fields_ += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    size_t at = response_fields_.size();
+    response_fields_.append(name);
+    for (char* c = response_fields_.data() + at; c != response_fields_.data() + at + name.size(); ++c)
+        if (*c >= 'A' && *c <= 'Z') *c = static_cast<char>(*c | 0x20);
     response_fields_.append(value);
     field_lengths_.push_back({static_cast<uint32_t>(name.size()), static_cast<uint32_t>(value.size())});
 }
