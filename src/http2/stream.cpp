@@ -155,6 +155,10 @@ void Stream::on_head_complete(bool end_stream) {
 void Stream::serve() {
     handler_started_ = true;
     http::serve_location(session_.server(), *this, location_);
+    // A handler that listens hears the end of a body that is already in,
+    // as over HTTP/1.1 (where message_complete follows the head): the proxy
+    // reuses its upstream connection only after it.
+    if (body_complete_ && !body_held_) tell_request_complete();
 }
 
 void Stream::on_body_data(std::string_view data) {
