@@ -122,7 +122,7 @@ void Session::drain() {
     nghttp2_submit_goaway(session_, NGHTTP2_FLAG_NONE,
                           nghttp2_session_get_last_proc_stream_id(session_), NGHTTP2_NO_ERROR,
                           nullptr, 0);
-    send();
+    if (!receiving_) send();
 }
 
 void Session::terminate(uint32_t code, const char* why) {
