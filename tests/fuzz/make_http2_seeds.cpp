@@ -141,7 +141,7 @@ int main(int argc, char** argv) {
     int written = 0;
     // split: 0 whole, 1..15 that many bytes a read, else % 64 + 1.
     // choice: 1 timeout at end, 2 drain after the first read, 4 client reads late, 8 timeout after
-    // each read, 16 a writability event after each read.
+    // each read, 16 a writability event after each read, 32 our SETTINGS before any input (TLS).
     auto save = [&](const char* name, uint8_t split, uint8_t choice, const Client& client) {
         std::ofstream out(folder + "/" + name, std::ios::binary);
         out << static_cast<char>(split) << static_cast<char>(choice) << client.bytes;
@@ -290,6 +290,11 @@ int main(int argc, char** argv) {
             .rst(3, NGHTTP2_CANCEL)
             .window_update(1, 1 << 16);
         save("writable-events-bytewise", 13, 16, c);
+    }
+    {
+        Client c;
+        c.settings_ack().headers(1, get("/z/page.html", {{"accept-encoding", "gzip, br"}}), true);
+        save("settings-before-preface", 0, 32, c);
     }
     std::printf("%d seeds in %s\n", written, folder.c_str());
     return 0;
