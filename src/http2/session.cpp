@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cstring>
 
-#include "http2/stream.hpp"
 
 namespace portico::http2 {
 
@@ -130,6 +129,21 @@ void Session::terminate(uint32_t code, const char* why) {
     spdlog::info("HTTP/2 client {} {}: GOAWAY and close",
                  http::format_ip(transport_.peer(), ip, sizeof ip), why);
     nghttp2_session_terminate_session(session_, code);
+}
+
+StreamBuffers Session::take_buffers() {
+    if (spare_buffers_.empty()) return {};
+    StreamBuffers buffers = std::move(spare_buffers_.back());
+    spare_buffers_.pop_back();
+    return buffers;
+}
+
+void Session::keep_buffers(StreamBuffers&& buffers) {
+    if (spare_buffers_.size() >= server_.config.http2.max_concurrent_streams) return;
+    buffers.request_headers.clear();
+    buffers.response_fields.clear();
+    buffers.field_lengths.clear();
+    spare_buffers_.push_back(std::move(buffers));
 }
 
 // ---- input ---------------------------------------------------------------------

@@ -4,7 +4,6 @@
 #include <uv.h>
 
 #include <algorithm>
-#include <cctype>
 #include <charconv>
 #include <cstring>
 
@@ -29,9 +28,14 @@ bool is_bodyless_status(int status) { return status < 200 || status == 204 || st
 // make a client treat the response as malformed.
 bool is_connection_specific(std::string_view name) {
     using http::equals_ignore_case;
-    return equals_ignore_case(name, "connection") || equals_ignore_case(name, "keep-alive") ||
-           equals_ignore_case(name, "proxy-connection") ||
-           equals_ignore_case(name, "transfer-encoding") || equals_ignore_case(name, "upgrade");
+    // By length first: most names are none of these lengths.
+    switch (name.size()) {
+    case 7: return equals_ignore_case(name, "upgrade");
+    case 10: return equals_ignore_case(name, "connection") || equals_ignore_case(name, "keep-alive");
+    case 16: return equals_ignore_case(name, "proxy-connection");
+    case 17: return equals_ignore_case(name, "transfer-encoding");
+    default: return false;
+    }
 }
 
 // llhttp's method code for a method name, as an HTTP/1.1 request gets it;
@@ -58,12 +62,15 @@ ssize_t read_stream_data(nghttp2_session*, int32_t, uint8_t*, size_t length, uin
 }  // namespace
 
 Stream::Stream(Session& session, int32_t id)
-    : session_(session), id_(id), start_ns_(uv_hrtime()) {
+    : session_(session), id_(id), start_ns_(uv_hrtime()), buffers_(session.take_buffers()) {
+    request_.headers = std::move(buffers_.request_headers);
     request_.version_major = 2;
     request_.version_minor = 0;
 }
 
 Stream::~Stream() {
+    buffers_.request_headers = std::move(request_.headers);
+    session_.keep_buffers(std::move(buffers_));
     session_.server().buffers.release(fields_);
     if (handed_over_pool_) handed_over_pool_->release(handed_over_block_);
 }
@@ -148,6 +155,10 @@ void Stream::on_head_complete(bool end_stream) {
 void Stream::serve() {
     handler_started_ = true;
     http::serve_location(session_.server(), *this, location_);
+    // A handler that listens hears the end of a body that is already in,
+    // as over HTTP/1.1 (where message_complete follows the head): the proxy
+    // reuses its upstream connection only after it.
+    if (body_complete_ && !body_held_) tell_request_complete();
 }
 
 void Stream::on_body_data(std::string_view data) {
@@ -258,8 +269,6 @@ void Stream::begin_streamed_response(int status) {
     response_begun_ = true;
     status_ = status;
     head_only_ = request_.is_head() || is_bodyless_status(status);
-    response_fields_.clear();
-    field_lengths_.clear();
     const std::string& server_header = session_.server().config.server.server_header;
     if (!server_header.empty()) add_header("server", server_header);
     add_header("date", session_.server().date.now());
@@ -268,9 +277,12 @@ void Stream::begin_streamed_response(int status) {
 void Stream::add_header(std::string_view name, std::string_view value) {
     if (is_connection_specific(name)) return;
     // RFC 9113 8.2.1: field names are lower case on the wire.
-    for (char c : name) response_fields_ += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    response_fields_.append(value);
-    field_lengths_.push_back({static_cast<uint32_t>(name.size()), static_cast<uint32_t>(value.size())});
+    size_t at = buffers_.response_fields.size();
+    buffers_.response_fields.append(name);
+    for (char* c = buffers_.response_fields.data() + at; c != buffers_.response_fields.data() + at + name.size(); ++c)
+        if (*c >= 'A' && *c <= 'Z') *c = static_cast<char>(*c | 0x20);
+    buffers_.response_fields.append(value);
+    buffers_.field_lengths.push_back({static_cast<uint32_t>(name.size()), static_cast<uint32_t>(value.size())});
 }
 
 void Stream::commit_head(bool with_body) {
@@ -284,9 +296,9 @@ void Stream::commit_head(bool with_body) {
     fields.clear();
     fields.push_back(field(":status", {status_digits, 3}));
     size_t at = 0;
-    for (auto [name_length, value_length] : field_lengths_) {
-        std::string_view name(response_fields_.data() + at, name_length);
-        std::string_view value(response_fields_.data() + at + name_length, value_length);
+    for (auto [name_length, value_length] : buffers_.field_lengths) {
+        std::string_view name(buffers_.response_fields.data() + at, name_length);
+        std::string_view value(buffers_.response_fields.data() + at + name_length, value_length);
         fields.push_back(field(name, value));
         at += name_length + value_length;
     }

@@ -35,6 +35,14 @@ namespace portico::http2 {
 
 class Session;
 
+// The containers a stream fills on every request, handed from one stream to
+// the next by the session, so a request allocates none of them once warm.
+struct StreamBuffers {
+    std::vector<http::HeaderField> request_headers;
+    std::string response_fields;  // names (lower case) and values, back to back
+    std::vector<std::pair<uint32_t, uint32_t>> field_lengths;  // of each name and value
+};
+
 class Stream final : public http::Exchange {
 public:
     Stream(Session& session, int32_t id);
@@ -140,8 +148,7 @@ private:
     bool head_committed_ = false;
     bool response_ended_ = false;
     bool head_only_ = false;  // HEAD, 204, 304: no DATA whatever the handler sends
-    std::string response_fields_;  // names (lower case) and values, back to back
-    std::vector<std::pair<uint32_t, uint32_t>> field_lengths_;  // of each name and value
+    StreamBuffers buffers_;  // request_.headers is buffers_.request_headers while it lives
     http::OutputQueue body_;       // queued, not yet framed
     uint64_t body_bytes_ = 0;      // framed so far
     uint64_t last_byte_at_ = 0;    // the session's output_end() after its last frame
