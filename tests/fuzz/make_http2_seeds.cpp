@@ -1,7 +1,7 @@
 // Writes the seed corpus of fuzz_http2_session (corpus/http2_session): valid
 // client sessions, each file as the target reads it (a split byte, a
-// choice byte, then the preface and frames), header blocks encoded with
-// nghttp2's HPACK deflater, frames laid out by hand so CONTINUATION,
+// choice byte, then the preface and frames), header blocks as plain
+// literals or by nghttp2's HPACK deflater, frames laid out by hand so CONTINUATION,
 // padding and priority appear as written. Not part of the build:
 //
 //   g++ -std=c++20 tests/fuzz/make_http2_seeds.cpp -lnghttp2 -o /tmp/make_http2_seeds
@@ -52,7 +52,30 @@ struct Client {
     }
     ~Client() { nghttp2_hd_deflate_del(deflater); }
 
+    // Literal fields without indexing, names and values as plain bytes
+    // (RFC 7541 6.2.2, no Huffman): the fuzzer's mutations and comparisons
+    // then act on paths and values it can read. `plain` false: nghttp2's
+    // deflater (dynamic table, Huffman), as a browser sends them.
+    bool plain = true;
+    static std::string length_prefixed(const std::string& text) {
+        std::string out;
+        size_t length = text.size();
+        if (length < 127) {
+            out += static_cast<char>(length);
+        } else {
+            out += static_cast<char>(127);
+            for (length -= 127; length >= 128; length >>= 7) out += static_cast<char>((length & 127) | 128);
+            out += static_cast<char>(length);
+        }
+        return out + text;
+    }
     std::string block(const Fields& fields) {
+        if (plain) {
+            std::string out;
+            for (const auto& [name, value] : fields)
+                out += std::string(1, '\0') + length_prefixed(name) + length_prefixed(value);
+            return out;
+        }
         std::vector<nghttp2_nv> nva;
         for (const auto& [name, value] : fields)
             nva.push_back({(uint8_t*)name.data(), (uint8_t*)value.data(), name.size(), value.size(),
@@ -193,6 +216,7 @@ int main(int argc, char** argv) {
     }
     {
         Client c;
+        c.plain = false;
         c.headers(1, get("/hello", {{"content-length", "100000"}}, "POST"), false).data(1, "abc", false);
         save("post-too-large", 0, 0, c);
     }
@@ -205,6 +229,7 @@ int main(int argc, char** argv) {
     }
     {
         Client c;
+        c.plain = false;
         c.headers(1, get("/z/app.js", {{"accept-encoding", "gzip, deflate, br, zstd"}}), true)
             .headers(3, get("/z/style.css", {{"accept-encoding", "gzip"}}), true)
             .headers(5, get("/z/page.html", {{"accept-encoding", "br"}}), true)
@@ -223,6 +248,7 @@ int main(int argc, char** argv) {
     }
     {
         Client c;
+        c.plain = false;
         c.settings({{NGHTTP2_SETTINGS_HEADER_TABLE_SIZE, 0},
                     {NGHTTP2_SETTINGS_ENABLE_PUSH, 0},
                     {NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, 100},
@@ -247,6 +273,7 @@ int main(int argc, char** argv) {
     }
     {
         Client c;
+        c.plain = false;
         Fields extra{{"user-agent", std::string(300, 'u')}, {"accept", "text/html,*/*;q=0.8"},
                      {"cookie", "a=1"}, {"cookie", "b=2"}, {"cookie", "c=3"}};
         c.split_headers(1, get("/index.html", extra), true, 4);
