@@ -489,8 +489,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t length) {
     // At rest, a session that goes on has a timer: keepalive, body or
     // send timeout. (Only a proxied request, whose handler has timeouts of
     // its own, may leave it off, and this config has no proxy.) Off by
-    // default until src/http2 arms body_timeout for a stream whose body a
-    // non-streaming location waits for: PORTICO_FUZZ_STRICT_TIMERS=1.
+    // default until src/http2 arms a timer for a stream whose body a
+    // non-streaming location waits for (respond, static), or whose header
+    // block lacks its END_HEADERS: PORTICO_FUZZ_STRICT_TIMERS=1.
     if (strict_timers() && !transport.ended) FUZZ_CHECK(transport.timer_armed);
     if ((choice & timeout_at_end) && transport.timer_armed && !transport.ended) {
         session->on_timeout();
