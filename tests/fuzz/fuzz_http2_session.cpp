@@ -74,10 +74,6 @@ bool verbose() {
     return on;
 }
 
-bool strict_timers() {
-    static const bool on = std::getenv("PORTICO_FUZZ_STRICT_TIMERS") != nullptr;
-    return on;
-}
 
 void write_file(const std::string& path, const std::string& contents) {
     std::ofstream out(path, std::ios::binary);
@@ -488,11 +484,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t length) {
     if (!transport.ended) pump(world, transport, *session, checker);
     // At rest, a session that goes on has a timer: keepalive, body or
     // send timeout. (Only a proxied request, whose handler has timeouts of
-    // its own, may leave it off, and this config has no proxy.) Off by
-    // default until src/http2 arms a timer for a stream whose body a
-    // non-streaming location waits for (respond, static), or whose header
-    // block lacks its END_HEADERS: PORTICO_FUZZ_STRICT_TIMERS=1.
-    if (strict_timers() && !transport.ended) FUZZ_CHECK(transport.timer_armed);
+    // its own, may leave it off, and this config has no proxy.) This
+    // found streams that disarmed every timer: a body a non-streaming
+    // location waited for, a header block without its END_HEADERS.
+    if (!transport.ended) FUZZ_CHECK(transport.timer_armed);
     if ((choice & timeout_at_end) && transport.timer_armed && !transport.ended) {
         session->on_timeout();
         if (!transport.ended) pump(world, transport, *session, checker);
