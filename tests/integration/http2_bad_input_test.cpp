@@ -38,7 +38,10 @@ Reply app(const ReceivedRequest& request) {
 // site, an upstream, the metrics listener; the checks every case ends with.
 class Target {
 public:
-    explicit Target(const std::string& http2_options = "", const std::string& server_options = "")
+    // `bystander`: a connection opened now and used again at the end (not
+    // with a short keepalive_timeout, which would close it meanwhile).
+    explicit Target(const std::string& http2_options = "", const std::string& server_options = "",
+                    bool bystander = true)
         : upstream_(app) {
         site_.write("small.txt", small_file);
         site_.write("large.bin", random_bytes(1u << 20, 31));
@@ -52,6 +55,7 @@ public:
             "", "workers = 1\n" + server_options));
         workers_ = portico_->worker_pids();
         REQUIRE(workers_.size() == 1);
+        if (!bystander) return;
         bystander_ = std::make_unique<h2::Client>(portico_->port());
         uint32_t id = bystander_->get("/small.txt");
         REQUIRE(bystander_->wait_stream(id));
@@ -67,11 +71,13 @@ public:
     // The bystander and a new client (cleartext and TLS) are served; the
     // worker never died; nothing logged above info.
     void expect_still_serving() {
-        uint32_t id = bystander_->get("/small.txt");
-        REQUIRE(bystander_->wait_stream(id));
-        CHECK(bystander_->result(id).status == 200);
-        CHECK(bystander_->result(id).body == small_file);
-        CHECK_FALSE(bystander_->goaway());
+        if (bystander_) {
+            uint32_t id = bystander_->get("/small.txt");
+            REQUIRE(bystander_->wait_stream(id));
+            CHECK(bystander_->result(id).status == 200);
+            CHECK(bystander_->result(id).body == small_file);
+            CHECK_FALSE(bystander_->goaway());
+        }
         for (bool tls : {false, true}) {
             INFO((tls ? "TLS" : "cleartext") << " client after the attack");
             h2::ClientOptions options;
@@ -107,6 +113,13 @@ std::string literal_block(const Fields& fields) {
 
 Fields get_fields(const std::string& path = "/small.txt") {
     return {{":method", "GET"}, {":scheme", "http"}, {":authority", "a.test"}, {":path", path}};
+}
+
+// Waits until SETTINGS went both ways and were acknowledged both ways, so
+// that no acknowledgement of ours lands inside a header block sent next.
+void settle(h2::Client& client) {
+    REQUIRE(client.wait_for([](const h2::Frame& f) { return f.type == h2::SETTINGS && f.has(h2::FLAG_ACK); }));
+    REQUIRE(client.server_settings_received());
 }
 
 // Waits for the GOAWAY and the close that follows; the trace on failure.
@@ -271,6 +284,7 @@ TEST_CASE("http2 bad input: a CONTINUATION flood gets GOAWAY ENHANCE_YOUR_CALM a
     Target target;
     SECTION("empty CONTINUATION frames") {
         h2::Client client(target.port());
+        settle(client);
         std::string start = literal_block(get_fields());
         client.send_headers_block(client.next_stream_id(), start, h2::FLAG_END_STREAM);
         std::string flood;
@@ -283,6 +297,7 @@ TEST_CASE("http2 bad input: a CONTINUATION flood gets GOAWAY ENHANCE_YOUR_CALM a
         options.tls = true;
         h2::Client client(target.tls(), options);
         REQUIRE(client.connected());
+        settle(client);
         Fields fields = get_fields();
         fields[1].second = "https";
         client.send_headers_block(client.next_stream_id(), literal_block(fields), h2::FLAG_END_STREAM);
@@ -338,6 +353,7 @@ TEST_CASE("http2 bad input: an HPACK bomb gets GOAWAY and a close", "[http2][bad
     }
     SECTION("a plain header list over max_header_bytes (in HEADERS + CONTINUATION)") {
         h2::Client client(target.port());
+        settle(client);
         std::string block = literal_block(get_fields()) + h2::hpack_literal("cookie", std::string(20000, 'c'));
         std::string bytes = h2::frame(h2::HEADERS, h2::FLAG_END_STREAM, 1, block.substr(0, 16384)) +
                             h2::frame(h2::CONTINUATION, h2::FLAG_END_HEADERS, 1, block.substr(16384));
@@ -508,6 +524,234 @@ TEST_CASE("http2 bad input: garbage instead of the preface is closed", "[http2][
         CHECK(client.wait_closed(5s));
         INFO(client.trace());
         CHECK(client.frames_received(h2::PING) == 0);
+    }
+    target.expect_still_serving();
+}
+
+TEST_CASE("http2 bad input: connection errors get GOAWAY with the code RFC 9113 names, and a close",
+          "[http2][bad]") {
+    Target target;
+    h2::HpackEncoder encoder;  // the first block of each connection only: a fresh table
+    const std::string get_block = literal_block(get_fields());
+    auto headers = [&](uint32_t stream, uint8_t flags = h2::FLAG_END_HEADERS | h2::FLAG_END_STREAM) {
+        return h2::frame(h2::HEADERS, flags, stream, get_block);
+    };
+    struct Case {
+        std::string name;
+        std::string bytes;  // after the preface and our SETTINGS
+        uint32_t code;
+    };
+    const std::vector<Case> cases = {
+        {"6.1: DATA on stream 0", h2::data_frame(0, "x", false), h2::PROTOCOL_ERROR},
+        {"6.2: HEADERS on stream 0", headers(0), h2::PROTOCOL_ERROR},
+        {"5.1.1: a client stream with an even id", headers(2), h2::PROTOCOL_ERROR},
+        {"6.9.1: the connection window past 2^31-1",
+         h2::window_update_frame(0, 0x7fffffff), h2::FLOW_CONTROL_ERROR},
+        {"6.9: WINDOW_UPDATE of 0 on the connection", h2::window_update_frame(0, 0), h2::PROTOCOL_ERROR},
+        {"6.5.2: ENABLE_PUSH = 2", h2::settings_frame({{h2::SETTINGS_ENABLE_PUSH, 2}}), h2::PROTOCOL_ERROR},
+        {"6.5.2: INITIAL_WINDOW_SIZE = 2^31",
+         h2::settings_frame({{h2::SETTINGS_INITIAL_WINDOW_SIZE, 0x80000000u}}), h2::FLOW_CONTROL_ERROR},
+        {"6.5.2: MAX_FRAME_SIZE = 100", h2::settings_frame({{h2::SETTINGS_MAX_FRAME_SIZE, 100}}),
+         h2::PROTOCOL_ERROR},
+        {"6.5: SETTINGS whose length is not a multiple of 6", h2::frame(h2::SETTINGS, 0, 0, "12345"),
+         h2::FRAME_SIZE_ERROR},
+        {"6.5: SETTINGS on a stream", h2::frame(h2::SETTINGS, 0, 1, ""), h2::PROTOCOL_ERROR},
+        {"6.7: PING of 7 bytes", h2::frame(h2::PING, 0, 0, "1234567"), h2::FRAME_SIZE_ERROR},
+        {"6.7: PING on a stream", h2::frame(h2::PING, 0, 1, "12345678"), h2::PROTOCOL_ERROR},
+        {"4.2: a frame longer than SETTINGS_MAX_FRAME_SIZE",
+         h2::frame(h2::PING, 0, 0, std::string(16385, 'p')), h2::FRAME_SIZE_ERROR},
+        {"6.10: CONTINUATION without HEADERS", h2::frame(h2::CONTINUATION, h2::FLAG_END_HEADERS, 1, get_block),
+         h2::PROTOCOL_ERROR},
+        {"6.10: another frame inside a header block",
+         headers(1, h2::FLAG_END_STREAM) + h2::ping_frame("12345678"), h2::PROTOCOL_ERROR},
+        {"6.10: CONTINUATION on another stream",
+         h2::frame(h2::HEADERS, h2::FLAG_END_STREAM, 1, get_block.substr(0, 4)) +
+             h2::frame(h2::CONTINUATION, h2::FLAG_END_HEADERS, 3, get_block.substr(4)),
+         h2::PROTOCOL_ERROR},
+        {"6.4: RST_STREAM on an idle stream", h2::rst_stream_frame(1, h2::CANCEL), h2::PROTOCOL_ERROR},
+        {"5.1: WINDOW_UPDATE on an idle stream", h2::window_update_frame(1, 100), h2::PROTOCOL_ERROR},
+        {"5.1: DATA on an idle stream", h2::data_frame(1, "x", true), h2::PROTOCOL_ERROR},
+        {"8.4: PUSH_PROMISE from a client",
+         h2::frame(h2::PUSH_PROMISE, h2::FLAG_END_HEADERS, 1, std::string("\0\0\0\2", 4) + get_block),
+         h2::PROTOCOL_ERROR},
+        {"4.3: an HPACK index that does not exist", h2::frame(h2::HEADERS, h2::FLAG_END_HEADERS | h2::FLAG_END_STREAM, 1,
+                                                     h2::hpack_indexed(2) + h2::hpack_indexed(300)),
+         h2::COMPRESSION_ERROR},
+        {"4.3: HPACK index 0", h2::frame(h2::HEADERS, h2::FLAG_END_HEADERS | h2::FLAG_END_STREAM, 1,
+                                         std::string(1, '\x80')),
+         h2::COMPRESSION_ERROR},
+    };
+    for (const Case& c : cases) {
+        INFO("RFC 9113 " << c.name);
+        h2::Client client(target.port());
+        // SETTINGS exchanged first, so what follows is not mistaken for a bad preface.
+        settle(client);
+        client.send_raw(c.bytes);
+        expect_goaway_and_close(client, c.code);
+    }
+    target.expect_still_serving();
+}
+
+TEST_CASE("http2 bad input: stream-level flow-control errors reset the stream, unknown frames are "
+          "ignored, the connection goes on",
+          "[http2][bad]") {
+    Target target;
+    SECTION("RFC 9113 6.9: WINDOW_UPDATE of 0 on a stream is a PROTOCOL_ERROR") {
+        h2::Client client(target.port());
+        uint32_t id = client.get("/app/hold");
+        REQUIRE(target.upstream().wait_for_requests(1, 5s));
+        client.send_raw(h2::window_update_frame(id, 0));
+        client.wait_stream(id, 3s);
+        INFO(client.trace());
+        // A stream error; 5.4.1 lets a server make it a connection error.
+        if (client.goaway()) {
+            CHECK(client.goaway()->error_code() == h2::PROTOCOL_ERROR);
+            CHECK(client.wait_closed());
+        } else {
+            CHECK(client.result(id).reset == std::optional<uint32_t>(h2::PROTOCOL_ERROR));
+        }
+    }
+    SECTION("RFC 9113 6.9.1: a stream window past 2^31-1: RST_STREAM FLOW_CONTROL_ERROR") {
+        h2::Client client(target.port());
+        uint32_t id = client.get("/app/hold");
+        REQUIRE(target.upstream().wait_for_requests(1, 5s));
+        client.send_raw(h2::window_update_frame(id, 0x7fffffff));
+        client.wait_stream(id, 3s);
+        INFO(client.trace());
+        CHECK(client.result(id).reset == std::optional<uint32_t>(h2::FLOW_CONTROL_ERROR));
+        CHECK_FALSE(client.goaway());
+        uint32_t next = client.get("/small.txt");
+        REQUIRE(client.wait_stream(next));
+        CHECK(client.result(next).body == small_file);
+    }
+    SECTION("RFC 9113 5.5: unknown frame types are ignored; a PRIORITY for an idle stream too") {
+        h2::Client client(target.port());
+        settle(client);
+        client.send_raw(h2::frame(0xfa, 0xff, 0, "whatever") + h2::frame(0xfb, 0, 1, "x") +
+                        h2::frame(h2::PRIORITY, 0, 101, std::string("\0\0\0\0\x10", 5)));
+        uint32_t next = client.get("/small.txt");
+        REQUIRE(client.wait_stream(next));
+        INFO(client.trace());
+        CHECK(client.result(next).body == small_file);
+        CHECK_FALSE(client.goaway());
+    }
+    target.upstream().release_held();
+    target.expect_still_serving();
+}
+
+TEST_CASE("http2 bad input: slow clients: an idle connection, a header block never finished, a body "
+          "that never comes",
+          "[http2][bad]") {
+    Target target("", "keepalive_timeout = \"1s\"\nheader_timeout = \"1s\"\nbody_timeout = \"1s\"\n", false);
+    SECTION("idle after the preface: GOAWAY NO_ERROR after keepalive_timeout, then the close") {
+        h2::Client client(target.port());
+        auto start = Clock::now();
+        auto goaway = client.wait_for_type(h2::GOAWAY, 5s);
+        INFO(client.trace());
+        REQUIRE(goaway);
+        CHECK(goaway->error_code() == h2::NO_ERROR);
+        CHECK(client.wait_closed(3s));
+        CHECK(ms_since(start) >= 700);
+    }
+    SECTION("idle after a stream: GOAWAY NO_ERROR after keepalive_timeout") {
+        h2::Client client(target.port());
+        uint32_t id = client.get("/small.txt");
+        REQUIRE(client.wait_stream(id));
+        auto goaway = client.wait_for_type(h2::GOAWAY, 5s);
+        INFO(client.trace());
+        REQUIRE(goaway);
+        CHECK(goaway->error_code() == h2::NO_ERROR);
+        CHECK(goaway->last_stream() == id);
+        CHECK(client.wait_closed(3s));
+    }
+    SECTION("HEADERS without END_HEADERS, then nothing: closed within header_timeout") {
+        h2::Client client(target.port());
+        settle(client);
+        std::string block = literal_block(get_fields());
+        client.send_raw(h2::frame(h2::HEADERS, h2::FLAG_END_STREAM, 1, block.substr(0, 10)));
+        auto start = Clock::now();
+        CHECK(client.wait_closed(5s));
+        INFO(client.trace());
+        INFO("closed after " << ms_since(start) << " ms");
+        CHECK(ms_since(start) < 4000);
+    }
+    SECTION("a GET whose HEADERS leave the stream open, then no DATA: 408 within body_timeout") {
+        h2::Client client(target.port());
+        uint32_t id = client.next_stream_id();
+        client.send_headers_block(id, literal_block(get_fields()), h2::FLAG_END_HEADERS);
+        client.set_next_stream_id(id + 2);
+        auto start = Clock::now();
+        client.wait_stream(id, 5s);
+        INFO(client.trace());
+        INFO("after " << ms_since(start) << " ms");
+        // The request is never served whole; it ends, one way or another.
+        CHECK((client.result(id).status == 408 || client.result(id).reset.has_value() || client.closed()));
+        CHECK(ms_since(start) < 4000);
+    }
+    SECTION("a POST upload that stalls: 408 within body_timeout") {
+        h2::Client client(target.port());
+        uint32_t id = client.next_stream_id();
+        Fields fields = {{":method", "POST"}, {":scheme", "http"}, {":authority", "a.test"},
+                         {":path", "/app/upload"}, {"content-length", "100"}};
+        client.send_headers_block(id, literal_block(fields), h2::FLAG_END_HEADERS);
+        client.set_next_stream_id(id + 2);
+        client.send_raw(h2::data_frame(id, "0123456789", false));
+        auto start = Clock::now();
+        client.wait_stream(id, 5s);
+        INFO(client.trace());
+        INFO("after " << ms_since(start) << " ms");
+        CHECK(client.result(id).status == 408);
+        CHECK(ms_since(start) < 4000);
+    }
+    target.expect_still_serving();
+}
+
+TEST_CASE("http2 bad input: clients that leave mid-response: RST_STREAM and a dropped connection",
+          "[http2][bad]") {
+    Target target;
+    uint16_t metrics = target.metrics();
+    SECTION("RST_STREAM CANCEL in the middle of a large proxied body; the connection goes on") {
+        h2::ClientOptions options;
+        options.auto_window_update = false;
+        h2::Client client(target.port(), options);
+        uint32_t big = client.get("/app/x", {}, "GET");
+        REQUIRE(client.wait_stream(big));  // warm: a pooled upstream connection
+        // A 20 MiB body the client stops after its first window.
+        target.upstream().set_behaviour([](const ReceivedRequest&) { return Reply::pattern(20u << 20); });
+        uint32_t id = client.get("/app/big");
+        REQUIRE(client.wait_for([&](const h2::Frame& f) { return f.type == h2::DATA && f.stream == id; }));
+        client.send_raw(h2::rst_stream_frame(id, h2::CANCEL));
+        client.set_auto_window_update(true);
+        client.send_raw(h2::window_update_frame(0, 1u << 20));
+        target.upstream().set_behaviour(app);
+        uint32_t next = client.get("/small.txt");
+        REQUIRE(client.wait_stream(next));
+        INFO(client.trace());
+        CHECK(client.result(next).body == small_file);
+        CHECK_FALSE(client.goaway());
+        // The upstream connection of the cancelled body is not reused halfway.
+        REQUIRE(UpstreamServer::wait_until([&] { return target.upstream().connections_closed_by_peer() >= 1; }, 3s));
+    }
+    SECTION("the TCP connection dropped with streams in flight") {
+        double active = sample(scrape(metrics), "portico_connections_active");
+        {
+            h2::ClientOptions options;
+            options.auto_window_update = false;  // the file stays in flight
+            h2::Client client(target.port(), options);
+            client.get("/app/hold");
+            client.get("/large.bin");
+            REQUIRE(target.upstream().wait_for_requests(1, 5s));
+            REQUIRE(client.wait_for([](const h2::Frame& f) { return f.type == h2::DATA; }));
+            client.abort();
+        }
+        // The connection is gone, and both requests are counted as the
+        // client's (499), once each.
+        std::string text = scrape_when(metrics, "portico_connections_active", active);
+        CHECK(sample(text, "portico_connections_active") == active);
+        text = scrape_when(metrics, "portico_requests_total{location=\"/app/\",code=\"499\"}", 1);
+        CHECK(sample(text, "portico_requests_total{location=\"/app/\",code=\"499\"}") == 1);
+        CHECK(sample(text, "portico_requests_total{location=\"static\",code=\"499\"}") == 1);
+        target.upstream().release_held();
     }
     target.expect_still_serving();
 }
