@@ -14,6 +14,7 @@
 #include <sstream>
 #include <thread>
 
+#include "content_decoder.hpp"
 #include "http2_support.hpp"
 #include "metrics_support.hpp"
 #include "static_site.hpp"
@@ -703,4 +704,136 @@ TEST_CASE("http2: a stop drains an h2 connection: GOAWAY, the stream in flight c
     CHECK(client.result(slow).body == "one,two,three,four,five");
     CHECK(client.wait_closed(5s));
     CHECK(portico.wait_exit(10s) == std::optional<int>(0));
+}
+
+TEST_CASE("http2: what a location does works the same over h2: ranges, 304, respond, compression, "
+          "HEAD proxied, request trailers, large response headers, concurrent uploads",
+          "[http2]") {
+    Site site;
+    Files files;
+    files.write(site);
+    std::string css;
+    for (int i = 0; css.size() < 100000; ++i)
+        css += ".rule-" + std::to_string(i) + " { margin: " + std::to_string(i % 17) + "px; }\n";
+    site.write("gz/site.css", css);
+    const std::string big_header(30000, 'h');
+    UpstreamServer upstream([&](const ReceivedRequest& request) {
+        if (request.target == "/app/big-header")
+            return Reply::text(200, "big", "X-Big: " + big_header + "\r\n");
+        if (request.method == "HEAD")
+            return Reply::raw("HTTP/1.1 200 OK\r\nContent-Length: 1234\r\nX-Head: yes\r\n\r\n",
+                              Reply::Then::keep_alive);
+        return app(request);
+    });
+    Portico portico("[server]\nlisten = [\"{listen}\"]\nworkers = 1\n\n[http2]\ncleartext = true\n\n"
+                    "[upstream.app]\nservers = [\"" + upstream.address() + "\"]\n\n"
+                    "[[location]]\nprefix = \"/app/\"\nproxy = \"app\"\n\n"
+                    "[[location]]\nexact = \"/respond\"\nrespond = { status = 201, body = \"made\\n\" }\n"
+                    "headers = { \"X-Frame-Options\" = \"DENY\" }\n\n"
+                    "[[location]]\nprefix = \"/gz/\"\nroot = \"" + site.root() + "\"\ncompress = true\n\n"
+                    "[[location]]\nprefix = \"/\"\nroot = \"" + site.root() + "\"\n");
+    h2::Client client(portico.port());
+
+    SECTION("Range: 206 with the bytes asked for") {
+        uint32_t id = client.get("/large.bin", {{"range", "bytes=1000000-1099999"}});
+        REQUIRE(client.wait_stream(id));
+        const h2::StreamResult& result = client.result(id);
+        CHECK(result.status == 206);
+        CHECK(result.header("content-range") ==
+              "bytes 1000000-1099999/" + std::to_string(files.large.size()));
+        CHECK(result.header("content-length") == "100000");
+        CHECK(result.body == files.large.substr(1000000, 100000));
+    }
+    SECTION("If-None-Match: 304, no DATA") {
+        uint32_t first = client.get("/medium.bin");
+        REQUIRE(client.wait_stream(first));
+        std::string etag = client.result(first).header("etag");
+        REQUIRE_FALSE(etag.empty());
+        uint32_t id = client.get("/medium.bin", {{"if-none-match", etag}});
+        REQUIRE(client.wait_stream(id));
+        INFO(client.trace());
+        CHECK(client.result(id).status == 304);
+        CHECK(client.result(id).data_frames == 0);
+        CHECK(client.result(id).header("content-length").empty());
+    }
+    SECTION("respond, with the location's headers") {
+        uint32_t id = client.get("/respond");
+        REQUIRE(client.wait_stream(id));
+        CHECK(client.result(id).status == 201);
+        CHECK(client.result(id).body == "made\n");
+        CHECK(client.result(id).header("x-frame-options") == "DENY");
+    }
+    SECTION("compression by accept-encoding, decoded to the file") {
+        for (std::string coding : {"gzip", "br", "zstd"}) {
+            INFO(coding);
+            uint32_t id = client.get("/gz/site.css", {{"accept-encoding", coding}});
+            REQUIRE(client.wait_stream(id));
+            const h2::StreamResult& result = client.result(id);
+            CHECK(result.status == 200);
+            CHECK(result.header("content-encoding") == coding);
+            CHECK(result.header("vary") == "Accept-Encoding");
+            CHECK(result.body.size() < css.size());
+            auto decoded = decode_body(coding, result.body);
+            REQUIRE(decoded);
+            CHECK(*decoded == css);
+            // A content-length, when there is one, is the compressed length.
+            if (!result.header("content-length").empty())
+                CHECK(result.header("content-length") == std::to_string(result.body.size()));
+        }
+    }
+    SECTION("HEAD proxied: the upstream's head, no DATA") {
+        uint32_t id = client.get("/app/head", {}, "HEAD");
+        REQUIRE(client.wait_stream(id));
+        INFO(client.trace());
+        CHECK(upstream.last_request().method == "HEAD");
+        CHECK(client.result(id).status == 200);
+        CHECK(client.result(id).header("x-head") == "yes");
+        CHECK(client.result(id).header("content-length") == "1234");
+        CHECK(client.result(id).data_frames == 0);
+    }
+    SECTION("request trailers end the body") {
+        uint32_t id = client.next_stream_id();
+        client.set_next_stream_id(id + 2);
+        client.send_headers_block(
+            id, client.encoder().encode(h2::Client::request_fields("POST", "/app/upload", "http", "a.test")),
+            h2::FLAG_END_HEADERS);
+        client.send_body(id, "body before the trailers", false);
+        client.send_raw(h2::frame(h2::HEADERS, h2::FLAG_END_HEADERS | h2::FLAG_END_STREAM, id,
+                                  client.encoder().encode({{"x-checksum", "abc"}})));
+        REQUIRE(client.wait_stream(id));
+        INFO(client.trace());
+        CHECK(client.result(id).status == 200);
+        CHECK(client.result(id).body == "got 24 " + sha256_hex("body before the trailers") + " chunked");
+    }
+    SECTION("a response head larger than a frame (HEADERS + CONTINUATION)") {
+        uint32_t id = client.get("/app/big-header");
+        REQUIRE(client.wait_stream(id));
+        INFO(client.trace().substr(0, 2000));
+        CHECK(client.result(id).status == 200);
+        CHECK(client.result(id).header("x-big") == big_header);
+        CHECK(client.result(id).body == "big");
+    }
+    SECTION("five 1 MiB uploads at once on one connection") {
+        std::vector<std::pair<uint32_t, std::string>> uploads;
+        for (uint32_t i = 0; i < 5; ++i) {
+            std::string body = random_bytes((1u << 20) + i, 60 + i);
+            Fields extra;
+            if (i % 2) extra.push_back({"content-length", std::to_string(body.size())});
+            uploads.push_back({client.request(h2::Client::request_fields("POST", "/app/upload", "http",
+                                                                         "a.test", extra),
+                                              body),
+                               body});
+        }
+        std::vector<uint32_t> ids;
+        for (const auto& upload : uploads) ids.push_back(upload.first);
+        REQUIRE(client.wait_streams(ids, 20s));
+        for (uint32_t i = 0; i < uploads.size(); ++i) {
+            INFO("upload " << i);
+            const h2::StreamResult& result = client.result(uploads[i].first);
+            CHECK(result.status == 200);
+            CHECK(result.body == "got " + std::to_string(uploads[i].second.size()) + " " +
+                                     sha256_hex(uploads[i].second) + (i % 2 ? " length" : " chunked"));
+        }
+    }
+    CHECK_FALSE(client.goaway());
 }
