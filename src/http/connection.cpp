@@ -124,7 +124,6 @@ void ClientConnection::on_timer_closed(uv_handle_t* handle) {
 
 void ClientConnection::close_if_idle() {
     if (state_ == State::idle) close();
-    else if (state_ == State::http2) h2_->drain();  // GOAWAY; open streams finish
 }
 
 // ---- events --------------------------------------------------------------
@@ -188,6 +187,9 @@ void ClientConnection::on_readable() {
             return;
         }
         if (state_ == State::idle) release_idle_buffer();
+        // A session started by ALPN whose client's preface is not in yet
+        // still sends its own (SETTINGS) now.
+        if (state_ == State::http2) [[unlikely]] h2_->send();
         // The TLS layer may now wait for writability, or hold records.
         if (tls_) update_poll();
         return;
@@ -211,6 +213,14 @@ void ClientConnection::on_readable() {
     if (dropping) return;
     input_filled_ += static_cast<size_t>(received);
     if (state_ == State::http2) {
+        // OpenSSL hands out one record per read: the frames of the records
+        // already in go together (a client's SETTINGS and its first
+        // HEADERS), so their answers share one write.
+        while (tls_ && tls_->has_buffered_input() && input_filled_ < input_capacity()) {
+            ssize_t more = receive(input_ + input_filled_, input_capacity() - input_filled_);
+            if (more <= 0) break;  // the next event sees an error or the end again
+            input_filled_ += static_cast<size_t>(more);
+        }
         on_http2_input();
         return;
     }
@@ -235,7 +245,7 @@ void ClientConnection::on_readable() {
 }
 
 void ClientConnection::on_writable() {
-    if (h2_) [[unlikely]] h2_->send();
+    if (h2_) [[unlikely]] h2_->on_writable();
     else flush_output();
 }
 
@@ -500,8 +510,10 @@ bool ClientConnection::begins_with_h2_preface() const {
 
 void ClientConnection::start_http2() {
     state_ = State::http2;
+    // Our SETTINGS go with the answer to the client's first frames (in the
+    // same write), or once the socket has nothing more (on_readable).
     h2_ = std::make_unique<http2::Session>(server_, static_cast<http2::Transport&>(*this));
-    h2_->send();  // our SETTINGS
+    if (server_.draining) h2_->drain();
 }
 
 void ClientConnection::on_http2_input() {

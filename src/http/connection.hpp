@@ -41,6 +41,11 @@ public:
     // from a TLS listener.
     static void start(ServerContext& server, int fd, const PeerAddress& peer, bool tls);
 
+    // Worker drain: an HTTP/2 session sends GOAWAY (an HTTP/1.1 connection
+    // says "Connection: close" on its next response, see ServerContext::draining).
+    void announce_drain() {
+        if (state_ == State::http2) h2_->drain();
+    }
     // Closes the connection now if it is between requests (worker drain).
     void close_if_idle();
 

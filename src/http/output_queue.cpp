@@ -23,25 +23,12 @@ constexpr uint64_t max_bytes_per_flush = 1 << 20;
 constexpr size_t tls_record = 16 * 1024;
 }  // namespace
 
-void OutputQueue::push_memory(std::string_view bytes) {
-    if (bytes.empty()) return;
-    pieces_.push_back({bytes.data(), -1, 0, bytes.size()});
-    pending_bytes_ += bytes.size();
-}
-
-void OutputQueue::push_file(int fd, off_t offset, uint64_t length) {
-    if (length == 0) return;
-    pieces_.push_back({nullptr, fd, offset, length});
-    pending_bytes_ += length;
-}
-
 void OutputQueue::move_front_to(OutputQueue& to, uint64_t bytes) {
     while (bytes > 0) {
         Piece& piece = pieces_[first_];
         uint64_t take = std::min(bytes, piece.length);
-        if (piece.data) to.push_memory({piece.data, static_cast<size_t>(take)});
-        else to.push_file(piece.fd, piece.offset, take);
-        consume_unsent(take);
+        to.append({piece.data, piece.fd, piece.offset, take});
+        consume(take, false);
         bytes -= take;
     }
     if (empty()) clear();
@@ -175,24 +162,18 @@ size_t OutputQueue::stage(char* staging, size_t staging_size) const {
     return filled;
 }
 
-void OutputQueue::consume(uint64_t bytes) {
-    for (uint64_t left = bytes; left > 0;) {
-        const Piece& piece = pieces_[first_];
-        uint64_t take = std::min(left, piece.length);
-        if (!piece.data) file_bytes_sent_ += take;
-        consume_unsent(take);
-        left -= take;
-    }
-}
-
-void OutputQueue::consume_unsent(uint64_t bytes) {
+void OutputQueue::consume(uint64_t bytes, bool written) {
     pending_bytes_ -= bytes;
     while (bytes > 0) {
         Piece& piece = pieces_[first_];
         uint64_t take = std::min(bytes, piece.length);
         piece.length -= take;
-        if (piece.data) piece.data += take;
-        else piece.offset += static_cast<off_t>(take);
+        if (piece.data) {
+            piece.data += take;
+        } else {
+            piece.offset += static_cast<off_t>(take);
+            if (written) file_bytes_sent_ += take;
+        }
         bytes -= take;
         if (piece.length == 0) ++first_;
     }

@@ -24,9 +24,14 @@ namespace portico::http {
 class OutputQueue {
 public:
     // The bytes must stay valid until they are sent or the queue is cleared.
-    void push_memory(std::string_view bytes);
+    // (Inline, like append: a response pushes several pieces.)
+    void push_memory(std::string_view bytes) {
+        if (!bytes.empty()) append({bytes.data(), -1, 0, bytes.size()});
+    }
     // The descriptor must stay open until the range is sent or the queue is cleared.
-    void push_file(int fd, off_t offset, uint64_t length);
+    void push_file(int fd, off_t offset, uint64_t length) {
+        if (length != 0) append({nullptr, fd, offset, length});
+    }
 
     // Moves the first `bytes` (at most pending_bytes()) to the end of `to`,
     // splitting a piece where they end: an HTTP/2 stream's body goes into
@@ -54,15 +59,18 @@ private:
         off_t offset;
         uint64_t length;
     };
+    void append(const Piece& piece) {
+        pieces_.push_back(piece);
+        pending_bytes_ += piece.length;
+    }
     FlushResult flush_memory(int socket_fd, uint64_t& sent);
     FlushResult flush_file(int socket_fd, uint64_t& sent);
     // Copies the queue's front into `staging` without consuming it; 0 when
     // a file range could not be read (it shrank under us).
     size_t stage(char* staging, size_t staging_size) const;
-    // The first `bytes` were written (file bytes counted as sent).
-    void consume(uint64_t bytes);
-    // The first `bytes` are gone from the queue, written or moved.
-    void consume_unsent(uint64_t bytes);
+    // The first `bytes` leave the queue: `written`, or moved elsewhere
+    // (then not counted in file_bytes_sent).
+    void consume(uint64_t bytes, bool written = true);
 
     // A vector read from `first_` rather than a deque: an empty vector owns no
     // memory, which keeps an idle connection small.

@@ -4,21 +4,11 @@
 
 #include <ctime>
 
-#include <uv.h>
 
 namespace portico::http {
 
-void record_finished_request(ServerContext& server, const FinishedRequest& finished) {
-    uint64_t duration_ns = uv_hrtime() - finished.start_ns;
-    metrics::RequestRecord record;
-    record.status = finished.status;
-    record.response_bytes = finished.response_bytes;
-    record.sendfile_bytes = finished.sendfile_bytes;
-    record.duration_ns = duration_ns;
-    record.proxied = finished.proxied;
-    record.upstream_ns = finished.upstream_ns;
-    server.counters.request_finished(finished.location, record);
-    if (!server.access_log.enabled()) return;
+void log_finished_request(ServerContext& server, const FinishedRequest& finished,
+                          uint64_t duration_ns) {
     const Request& request = finished.request;
     char ip[INET6_ADDRSTRLEN];
     metrics::AccessRecord entry;

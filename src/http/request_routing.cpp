@@ -2,9 +2,7 @@
 
 #include <string>
 
-#include "http/https_redirect.hpp"
 #include "http/status.hpp"
-#include "router/path.hpp"
 
 namespace portico::http {
 
@@ -28,20 +26,9 @@ void redirect_to_https(ServerContext& server, const Request& request, Exchange& 
 
 }  // namespace
 
-int route_request(ServerContext& server, Request& request, Exchange& client) {
-    router::NormalizedPath normalized = router::normalize_path(request.path, request.normalized_path);
-    request.path_had_encoded_slash = normalized.had_encoded_slash;
-    if (normalized.error != router::PathError::none) {
-        client.respond_text(400, status_text(400));
-        return -1;
-    }
-    if (server.redirect_http && !request.secure && !is_acme_challenge(request.normalized_path)) {
-        redirect_to_https(server, request, client);
-        return -1;
-    }
-    int location = server.router.match(request.normalized_path);
-    if (location < 0) client.respond_text(404, status_text(404));
-    return location;
+void answer_unrouted(ServerContext& server, const Request& request, Exchange& client, int status) {
+    if (status == 301) redirect_to_https(server, request, client);
+    else client.respond_text(status, status_text(status));
 }
 
 void serve_location(ServerContext& server, Exchange& client, int location) {

@@ -117,11 +117,12 @@ void Session::connection_closed() {
 }
 
 void Session::drain() {
-    if (ended_) return;
+    if (ended_ || draining_) return;
+    draining_ = true;
     nghttp2_submit_goaway(session_, NGHTTP2_FLAG_NONE,
                           nghttp2_session_get_last_proc_stream_id(session_), NGHTTP2_NO_ERROR,
                           nullptr, 0);
-    send();
+    if (!receiving_) send();
 }
 
 void Session::terminate(uint32_t code, const char* why) {
@@ -135,6 +136,7 @@ void Session::terminate(uint32_t code, const char* why) {
 
 void Session::receive(const char* bytes, size_t size) {
     if (ended_) return;
+    release_finished_streams();
     receiving_ = true;
     ssize_t used = nghttp2_session_mem_recv(session_, reinterpret_cast<const uint8_t*>(bytes), size);
     receiving_ = false;
@@ -339,7 +341,6 @@ void Session::send() {
         output_blocked_ = blocked;
         transport_.set_output_blocked(blocked);
     }
-    release_finished_streams();
     if (!nghttp2_session_want_read(session_) && !nghttp2_session_want_write(session_) &&
         output_.empty()) {
         ended_ = true;
@@ -347,6 +348,11 @@ void Session::send() {
         return;
     }
     update_timer();
+}
+
+void Session::on_writable() {
+    release_finished_streams();
+    send();
 }
 
 void Session::tell_drained_streams() {
@@ -375,7 +381,10 @@ void Session::update_timer() {
     const config::ServerConfig& limits = server_.config.server;
     bool output_waits = output_blocked_;
     bool body_waits = false;
+    bool open = false;
     for (Stream* stream : streams_) {
+        if (stream->finished()) continue;  // released on the next event
+        open = true;
         output_waits |= stream->has_pending_body();
         body_waits |= stream->body_stalled();
     }
@@ -390,13 +399,14 @@ void Session::update_timer() {
         return;
     }
     stall_timer_armed_ = false;
-    if (streams_.empty()) transport_.arm_timer(limits.keepalive_timeout);
+    if (!open) transport_.arm_timer(limits.keepalive_timeout);
     else if (body_waits) transport_.arm_timer(limits.body_timeout);
     else transport_.disarm_timer();  // handlers at work have their own timeouts
 }
 
 void Session::on_timeout() {
     if (ended_) return;
+    release_finished_streams();
     if (streams_.empty()) {
         // Idle for keepalive_timeout: say goodbye properly.
         nghttp2_session_terminate_session(session_, NGHTTP2_NO_ERROR);

@@ -63,8 +63,12 @@ public:
     // Bytes from the client (the connection preface first), then the
     // frames they caused are written.
     void receive(const char* bytes, size_t size);
-    // Asks nghttp2 for frames and writes them: after writability, or when
-    // a stream has more to send.
+    // The socket is writable again.
+    void on_writable();
+    // Asks nghttp2 for frames and writes them (a stream has more to send).
+    // Streams that are done are freed only on the next event from the loop
+    // (receive, on_writable, on_timeout), never under a stream's own call,
+    // so a handler can still touch its exchange after ending it.
     void send();
     void on_timeout();
     // Worker drain: GOAWAY; the streams already open finish, then the
@@ -138,6 +142,7 @@ private:
     bool drain_watched_ = false;
     bool output_blocked_ = false;
     bool ended_ = false;
+    bool draining_ = false;
     // Control frames (PING, SETTINGS) in the current second, for the flood limit.
     uint64_t control_window_start_ms_ = 0;
     uint32_t control_frames_ = 0;

@@ -4,8 +4,8 @@
 #include <uv.h>
 
 #include <algorithm>
-#include <cctype>
 #include <charconv>
+#include <cstring>
 
 #include "http/header_text.hpp"
 #include "http/request_record.hpp"
@@ -58,14 +58,12 @@ ssize_t read_stream_data(nghttp2_session*, int32_t, uint8_t*, size_t length, uin
 
 Stream::Stream(Session& session, int32_t id)
     : session_(session), id_(id), start_ns_(uv_hrtime()) {
-    // The whole header list fits, as the session counts it, so the views
-    // into it never move.
-    fields_.reserve(session.server().config.server.max_header_bytes);
     request_.version_major = 2;
     request_.version_minor = 0;
 }
 
 Stream::~Stream() {
+    session_.server().buffers.release(fields_);
     if (handed_over_pool_) handed_over_pool_->release(handed_over_block_);
 }
 
@@ -76,11 +74,15 @@ bool Stream::add_request_field(std::string_view name, std::string_view value) {
     header_list_size_ += name.size() + value.size() + 32;
     if (header_list_size_ > session_.server().config.server.max_header_bytes) return false;
     if (head_complete_) return true;  // trailer fields are dropped, as over HTTP/1.1
-    size_t at = fields_.size();
-    fields_.append(name);
-    fields_.append(value);
-    std::string_view stored_name(fields_.data() + at, name.size());
-    std::string_view stored_value(fields_.data() + at + name.size(), value.size());
+    // The pool's blocks hold max_header_bytes at least, and the list
+    // counted above is larger than the bytes stored.
+    if (fields_ == nullptr) fields_ = session_.server().buffers.acquire();
+    char* stored = fields_ + fields_size_;
+    std::memcpy(stored, name.data(), name.size());
+    std::memcpy(stored + name.size(), value.data(), value.size());
+    fields_size_ += name.size() + value.size();
+    std::string_view stored_name(stored, name.size());
+    std::string_view stored_value(stored + name.size(), value.size());
     if (name.starts_with(':')) {
         if (name == ":method") method_ = stored_value;
         else if (name == ":path") path_ = stored_value;
@@ -255,8 +257,9 @@ void Stream::begin_streamed_response(int status) {
     response_begun_ = true;
     status_ = status;
     head_only_ = request_.is_head() || is_bodyless_status(status);
-    response_fields_.clear();
-    field_lengths_.clear();
+    // Room for a typical head: no reallocation while it is built.
+    response_fields_.reserve(512);
+    field_lengths_.reserve(16);
     const std::string& server_header = session_.server().config.server.server_header;
     if (!server_header.empty()) add_header("server", server_header);
     add_header("date", session_.server().date.now());
@@ -265,7 +268,10 @@ void Stream::begin_streamed_response(int status) {
 void Stream::add_header(std::string_view name, std::string_view value) {
     if (is_connection_specific(name)) return;
     // RFC 9113 8.2.1: field names are lower case on the wire.
-    for (char c : name) response_fields_ += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    size_t at = response_fields_.size();
+    response_fields_.append(name);
+    for (char* c = response_fields_.data() + at; c != response_fields_.data() + at + name.size(); ++c)
+        if (*c >= 'A' && *c <= 'Z') *c = static_cast<char>(*c | 0x20);
     response_fields_.append(value);
     field_lengths_.push_back({static_cast<uint32_t>(name.size()), static_cast<uint32_t>(value.size())});
 }

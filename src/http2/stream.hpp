@@ -113,10 +113,12 @@ private:
     int32_t id_;
     uint64_t start_ns_;
 
-    // Request: every view of request_ points into fields_, reserved once
-    // (max_header_bytes) so it never moves.
+    // Request: every view of request_ points into fields_, a block of the
+    // worker's buffer pool (at least max_header_bytes, so the whole list as
+    // the session limits it fits, and nothing moves).
     http::Request request_;
-    std::string fields_;
+    char* fields_ = nullptr;
+    size_t fields_size_ = 0;
     size_t header_list_size_ = 0;  // as RFC 9113 6.5.2 counts it
     std::string_view method_, scheme_, authority_, path_;
     bool head_complete_ = false;

@@ -217,7 +217,14 @@ void Worker::start_drain() {
         ::close(listener->fd);
     }
     for (auto& upstream : server_->upstreams) upstream->close_idle();
-    // Envoy's drain, not nginx's: an idle kept-alive connection is not
+    // HTTP/2 clients hear it at once (GOAWAY): they open no more streams
+    // here, and each connection closes when its open streams are done.
+    for (http::ClientConnection* connection = server_->connections; connection;) {
+        http::ClientConnection* next = connection->next;
+        connection->announce_drain();
+        connection = next;
+    }
+    // HTTP/1.1: Envoy's drain, not nginx's: an idle kept-alive connection is not
     // closed at once, since its client's next request may already be on
     // its way and would meet a closed socket (a failed request, or a reset).
     // For the grace period (keepalive_timeout, at most 5 s) that next
