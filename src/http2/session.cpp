@@ -16,11 +16,13 @@ namespace {
 constexpr uint64_t output_high_water = 64 * 1024;
 
 // Rapid reset (CVE-2023-44487): a client that resets more streams than a
-// burst of this many, refilled at this rate per second, gets GOAWAY.
-// Each reset stream may have cost a handler start (an upstream request);
-// this bounds that work per connection.
-constexpr uint64_t reset_burst = 200;
-constexpr uint64_t reset_rate = 50;
+// burst of this many, refilled at this rate per second, gets GOAWAY and no
+// more of its input is read. Each reset stream may have cost a handler
+// start (an upstream request); this bounds that work per connection.
+// (nghttp2 has the same limit built in, but goes on reading the input in
+// hand after its GOAWAY, starting the streams in it.)
+constexpr double reset_burst = 200;
+constexpr double resets_per_second = 50;
 
 // PING and SETTINGS cost us an acknowledgement each; a browser sends a
 // few per connection. More than this in one second is a flood.
@@ -85,7 +87,6 @@ Session::Session(http::ServerContext& server, Transport& transport)
     nghttp2_option_new(&option);
     // Stream windows are given back only once a handler took the bytes.
     nghttp2_option_set_no_auto_window_update(option, 1);
-    nghttp2_option_set_stream_reset_rate_limit(option, reset_burst, reset_rate);
     // CONTINUATION flood (CVE-2024-27316): a header block in more frames
     // than this ends the session (nghttp2's default, said here).
     nghttp2_option_set_max_continuations(option, 8);
@@ -102,6 +103,8 @@ Session::Session(http::ServerContext& server, Transport& transport)
     };
     nghttp2_submit_settings(session_, NGHTTP2_FLAG_NONE, settings, std::size(settings));
     nghttp2_session_set_local_window_size(session_, NGHTTP2_FLAG_NONE, 0, connection_window);
+    reset_tokens_ = reset_burst;
+    reset_refill_ms_ = uv_now(server.loop);
     server_.counters.http2_session_started();
 }
 
@@ -163,6 +166,8 @@ void Session::receive(const char* bytes, size_t size) {
             transport_.end_session();
             return;
         }
+        // A callback that refused the input (a flood) queued its GOAWAY
+        // already; nghttp2 keeps the first one.
         if (used == NGHTTP2_ERR_TOO_MANY_CONTINUATIONS)
             terminate(NGHTTP2_ENHANCE_YOUR_CALM, "sent a CONTINUATION flood");
         else
@@ -173,6 +178,16 @@ void Session::receive(const char* bytes, size_t size) {
 
 Stream* Session::stream(int32_t id) {
     return static_cast<Stream*>(nghttp2_session_get_stream_user_data(session_, id));
+}
+
+bool Session::reset_flood() {
+    uint64_t now = uv_now(server_.loop);
+    reset_tokens_ = std::min(reset_burst, reset_tokens_ + static_cast<double>(now - reset_refill_ms_) *
+                                                           resets_per_second / 1000.0);
+    reset_refill_ms_ = now;
+    if (reset_tokens_ < 1) return true;
+    reset_tokens_ -= 1;
+    return false;
 }
 
 bool Session::control_frame_flood() {
@@ -225,6 +240,10 @@ int Session::on_frame_received(nghttp2_session*, const nghttp2_frame* frame, voi
         break;
     case NGHTTP2_RST_STREAM:
         session.server_.counters.http2_stream_reset(metrics::ResetSide::client);
+        if (session.reset_flood()) {
+            session.terminate(NGHTTP2_ENHANCE_YOUR_CALM, "reset streams faster than allowed (rapid reset)");
+            return NGHTTP2_ERR_CALLBACK_FAILURE;
+        }
         break;
     case NGHTTP2_PING:
     case NGHTTP2_SETTINGS:
@@ -391,20 +410,25 @@ void Session::release_finished_streams() {
 
 // ---- time ----------------------------------------------------------------------
 
+// One timer per connection, set for the nearest of: send_timeout without
+// output progress (a client that reads nothing or keeps its windows shut);
+// a header block not complete header_timeout after it began; a request body
+// without a byte for body_timeout; keepalive_timeout without any stream.
+// Deadlines come from each stream's own times, not from this call, so a
+// client sending PINGs does not push them back. Handlers at work have their
+// own timeouts (the proxy's).
 void Session::update_timer() {
     const config::ServerConfig& limits = server_.config.server;
     bool output_waits = output_blocked_;
-    bool body_waits = false;
     bool open = false;
+    uint64_t deadline_ns = UINT64_MAX;
     for (Stream* stream : streams_) {
         if (stream->finished()) continue;  // released on the next event
         open = true;
         output_waits |= stream->has_pending_body();
-        body_waits |= stream->body_stalled();
+        deadline_ns = std::min(deadline_ns, stream->input_deadline_ns(limits));
     }
     if (output_waits) {
-        // send_timeout is the longest time without progress, as over HTTP/1.1;
-        // a client keeping a window shut makes none.
         if (written_ != written_at_timer_ || !stall_timer_armed_) {
             written_at_timer_ = written_;
             stall_timer_armed_ = true;
@@ -413,9 +437,15 @@ void Session::update_timer() {
         return;
     }
     stall_timer_armed_ = false;
-    if (!open) transport_.arm_timer(limits.keepalive_timeout);
-    else if (body_waits) transport_.arm_timer(limits.body_timeout);
-    else transport_.disarm_timer();  // handlers at work have their own timeouts
+    if (!open) {
+        transport_.arm_timer(limits.keepalive_timeout);
+    } else if (deadline_ns != UINT64_MAX) {
+        uint64_t now = uv_hrtime();
+        uint64_t left_ms = deadline_ns > now ? (deadline_ns - now + 999'999) / 1'000'000 : 0;
+        transport_.arm_timer(config::Duration{static_cast<int64_t>(left_ms)});
+    } else {
+        transport_.disarm_timer();
+    }
 }
 
 void Session::on_timeout() {
@@ -437,8 +467,18 @@ void Session::on_timeout() {
         transport_.end_session();
         return;
     }
-    for (Stream* stream : streams_)
-        if (stream->body_stalled()) stream->fail_stalled_body();
+    const config::ServerConfig& limits = server_.config.server;
+    uint64_t now = uv_hrtime();
+    for (Stream* stream : streams_) {
+        if (stream->finished() || stream->input_deadline_ns(limits) > now) continue;
+        if (stream->head_incomplete()) {
+            // A header block in progress holds the whole connection (no
+            // other frame may come between its pieces): nothing to answer.
+            terminate(NGHTTP2_PROTOCOL_ERROR, "left a header block incomplete for header_timeout");
+            break;
+        }
+        stream->fail_stalled_body();
+    }
     send();
 }
 

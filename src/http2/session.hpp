@@ -124,6 +124,8 @@ private:
     Stream* stream(int32_t id);
     // A client that sends PING or SETTINGS faster than a client has reason to.
     bool control_frame_flood();
+    // A client that resets streams faster than the rapid-reset limit allows.
+    bool reset_flood();
     // Ends the session for a protocol error or abuse: GOAWAY with `code`, then the close.
     void terminate(uint32_t code, const char* why);
     void tell_drained_streams();
@@ -148,6 +150,8 @@ private:
     bool draining_ = false;
     // Control frames (PING, SETTINGS) in the current second, for the flood limit.
     uint64_t control_window_start_ms_ = 0;
+    double reset_tokens_ = 0;  // a token bucket, refilled with loop time
+    uint64_t reset_refill_ms_ = 0;
     uint32_t control_frames_ = 0;
     // When the timer last saw output move: a client that reads nothing (or
     // keeps every window shut) for send_timeout is closed.

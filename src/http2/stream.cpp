@@ -132,8 +132,20 @@ void Stream::build_request() {
     }
 }
 
+uint64_t Stream::input_deadline_ns(const config::ServerConfig& limits) const {
+    constexpr uint64_t ns_per_ms = 1'000'000;
+    if (closed_) return UINT64_MAX;
+    if (!head_complete_)
+        return start_ns_ + static_cast<uint64_t>(limits.header_timeout.count()) * ns_per_ms;
+    bool body_awaited = !body_complete_ && !response_ended_ &&
+                        (listener_ != nullptr || (location_ >= 0 && !handler_started_));
+    if (!body_awaited) return UINT64_MAX;
+    return body_progress_ns_ + static_cast<uint64_t>(limits.body_timeout.count()) * ns_per_ms;
+}
+
 void Stream::on_head_complete(bool end_stream) {
     head_complete_ = true;
+    body_progress_ns_ = uv_hrtime();
     build_request();
     if (end_stream) {
         body_complete_ = true;
@@ -163,6 +175,7 @@ void Stream::serve() {
 
 void Stream::on_body_data(std::string_view data) {
     body_received_ += data.size();
+    body_progress_ns_ = uv_hrtime();
     if (body_received_ > session_.server().config.server.max_body_bytes && !response_ended_) {
         // Too late for a 413 once the response began: the stream is reset.
         if (http::ExchangeListener* listener = std::exchange(listener_, nullptr)) listener->on_client_gone();

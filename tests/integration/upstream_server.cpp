@@ -273,7 +273,8 @@ private:
     // The next "\r\n" at or after `from`, reading more as needed.
     Outcome find_line_end(size_t from, Deadline deadline, size_t& line_end) {
         while ((line_end = input_.find("\r\n", from)) == std::string::npos) {
-            if (input_.size() > max_head_bytes) return Outcome::bad;
+            // The line alone: a chunked body before it may be larger.
+            if (input_.size() - from > max_head_bytes) return Outcome::bad;
             if (Outcome outcome = fill(deadline); outcome != Outcome::ok) return outcome;
         }
         return Outcome::ok;
