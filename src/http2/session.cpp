@@ -206,6 +206,9 @@ int Session::on_begin_headers(nghttp2_session*, const nghttp2_frame* frame, void
     session.streams_.push_back(stream);
     nghttp2_session_set_stream_user_data(session.session_, frame->hd.stream_id, stream);
     session.server_.counters.http2_stream_opened();
+    // keepalive_requests holds over HTTP/2 too (nginx's GOAWAY at that
+    // many): the client finishes this stream and goes on a new connection.
+    if (++session.streams_opened_ == session.server_.config.server.keepalive_requests) session.drain();
     return 0;
 }
 

@@ -148,6 +148,7 @@ private:
     bool output_blocked_ = false;
     bool ended_ = false;
     bool draining_ = false;
+    uint32_t streams_opened_ = 0;
     // Control frames (PING, SETTINGS) in the current second, for the flood limit.
     uint64_t control_window_start_ms_ = 0;
     double reset_tokens_ = 0;  // a token bucket, refilled with loop time

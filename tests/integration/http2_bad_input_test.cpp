@@ -755,3 +755,28 @@ TEST_CASE("http2 bad input: clients that leave mid-response: RST_STREAM and a dr
     }
     target.expect_still_serving();
 }
+
+TEST_CASE("http2 bad input: keepalive_requests ends a connection with GOAWAY after that many streams",
+          "[http2][bad]") {
+    Target target("", "keepalive_requests = 3\n", false);
+    h2::Client client(target.port());
+    settle(client);
+    std::vector<uint32_t> ids;
+    for (int i = 0; i < 5; ++i) ids.push_back(client.get("/small.txt"));
+    auto goaway = client.wait_for_type(h2::GOAWAY, 5s);
+    INFO(client.trace());
+    REQUIRE(goaway);
+    CHECK(goaway->error_code() == h2::NO_ERROR);
+    CHECK(goaway->last_stream() == ids[2]);
+    // The three it took are answered in full; the client sends the others
+    // again on a new connection (RFC 9113 6.8).
+    for (int i = 0; i < 3; ++i) {
+        REQUIRE(client.wait_stream(ids[static_cast<size_t>(i)]));
+        CHECK(client.result(ids[static_cast<size_t>(i)]).body == small_file);
+    }
+    CHECK(client.wait_closed(5s));
+    h2::Client next(target.port());
+    uint32_t id = next.get("/small.txt");
+    REQUIRE(next.wait_stream(id));
+    CHECK(next.result(id).body == small_file);
+}
