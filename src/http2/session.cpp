@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cstring>
 
-#include "http2/stream.hpp"
 
 namespace portico::http2 {
 
@@ -130,6 +129,21 @@ void Session::terminate(uint32_t code, const char* why) {
     spdlog::info("HTTP/2 client {} {}: GOAWAY and close",
                  http::format_ip(transport_.peer(), ip, sizeof ip), why);
     nghttp2_session_terminate_session(session_, code);
+}
+
+StreamBuffers Session::take_buffers() {
+    if (spare_buffers_.empty()) return {};
+    StreamBuffers buffers = std::move(spare_buffers_.back());
+    spare_buffers_.pop_back();
+    return buffers;
+}
+
+void Session::keep_buffers(StreamBuffers&& buffers) {
+    if (spare_buffers_.size() >= server_.config.http2.max_concurrent_streams) return;
+    buffers.request_headers.clear();
+    buffers.response_fields.clear();
+    buffers.field_lengths.clear();
+    spare_buffers_.push_back(std::move(buffers));
 }
 
 // ---- input ---------------------------------------------------------------------
@@ -377,20 +391,25 @@ void Session::release_finished_streams() {
 
 // ---- time ----------------------------------------------------------------------
 
+// One timer per connection, set for the nearest of: send_timeout without
+// output progress (a client that reads nothing or keeps its windows shut);
+// a header block not complete header_timeout after it began; a request body
+// without a byte for body_timeout; keepalive_timeout without any stream.
+// Deadlines come from each stream's own times, not from this call, so a
+// client sending PINGs does not push them back. Handlers at work have their
+// own timeouts (the proxy's).
 void Session::update_timer() {
     const config::ServerConfig& limits = server_.config.server;
     bool output_waits = output_blocked_;
-    bool body_waits = false;
     bool open = false;
+    uint64_t deadline_ns = UINT64_MAX;
     for (Stream* stream : streams_) {
         if (stream->finished()) continue;  // released on the next event
         open = true;
         output_waits |= stream->has_pending_body();
-        body_waits |= stream->body_stalled();
+        deadline_ns = std::min(deadline_ns, stream->input_deadline_ns(limits));
     }
     if (output_waits) {
-        // send_timeout is the longest time without progress, as over HTTP/1.1;
-        // a client keeping a window shut makes none.
         if (written_ != written_at_timer_ || !stall_timer_armed_) {
             written_at_timer_ = written_;
             stall_timer_armed_ = true;
@@ -399,9 +418,15 @@ void Session::update_timer() {
         return;
     }
     stall_timer_armed_ = false;
-    if (!open) transport_.arm_timer(limits.keepalive_timeout);
-    else if (body_waits) transport_.arm_timer(limits.body_timeout);
-    else transport_.disarm_timer();  // handlers at work have their own timeouts
+    if (!open) {
+        transport_.arm_timer(limits.keepalive_timeout);
+    } else if (deadline_ns != UINT64_MAX) {
+        uint64_t now = uv_hrtime();
+        uint64_t left_ms = deadline_ns > now ? (deadline_ns - now + 999'999) / 1'000'000 : 0;
+        transport_.arm_timer(config::Duration{static_cast<int64_t>(left_ms)});
+    } else {
+        transport_.disarm_timer();
+    }
 }
 
 void Session::on_timeout() {
@@ -423,8 +448,18 @@ void Session::on_timeout() {
         transport_.end_session();
         return;
     }
-    for (Stream* stream : streams_)
-        if (stream->body_stalled()) stream->fail_stalled_body();
+    const config::ServerConfig& limits = server_.config.server;
+    uint64_t now = uv_hrtime();
+    for (Stream* stream : streams_) {
+        if (stream->finished() || stream->input_deadline_ns(limits) > now) continue;
+        if (stream->head_incomplete()) {
+            // A header block in progress holds the whole connection (no
+            // other frame may come between its pieces): nothing to answer.
+            terminate(NGHTTP2_PROTOCOL_ERROR, "left a header block incomplete for header_timeout");
+            break;
+        }
+        stream->fail_stalled_body();
+    }
     send();
 }
 

@@ -30,10 +30,9 @@
 #include "http/output_queue.hpp"
 #include "http/peer_address.hpp"
 #include "http/server_context.hpp"
+#include "http2/stream.hpp"
 
 namespace portico::http2 {
-
-class Stream;
 
 // What the session needs from the connection that carries it.
 class Transport {
@@ -89,6 +88,9 @@ public:
     void queue_data_frame(const uint8_t* frame_header, Stream& stream, size_t length);
     // Where a stream builds its response's field list (nghttp2 copies it).
     std::vector<nghttp2_nv>& header_scratch() { return header_scratch_; }
+    // A stream's containers: a previous stream's, emptied, when there is one.
+    StreamBuffers take_buffers();
+    void keep_buffers(StreamBuffers&& buffers);
     // A stream asks to be told when its output is written (Exchange::on_output_drained).
     void watch_drain() { drain_watched_ = true; }
 
@@ -135,7 +137,8 @@ private:
     FrameArena arena_;
     uint64_t written_ = 0;
     std::vector<nghttp2_nv> header_scratch_;
-    std::vector<Stream*> streams_;  // open, or closed with bytes still in output_
+    std::vector<Stream*> streams_;
+    std::vector<StreamBuffers> spare_buffers_;  // at most max_concurrent_streams  // open, or closed with bytes still in output_
     bool receiving_ = false;  // inside nghttp2_session_mem_recv: no send() now
     bool sending_ = false;
     bool send_again_ = false;

@@ -28,9 +28,14 @@ bool is_bodyless_status(int status) { return status < 200 || status == 204 || st
 // make a client treat the response as malformed.
 bool is_connection_specific(std::string_view name) {
     using http::equals_ignore_case;
-    return equals_ignore_case(name, "connection") || equals_ignore_case(name, "keep-alive") ||
-           equals_ignore_case(name, "proxy-connection") ||
-           equals_ignore_case(name, "transfer-encoding") || equals_ignore_case(name, "upgrade");
+    // By length first: most names are none of these lengths.
+    switch (name.size()) {
+    case 7: return equals_ignore_case(name, "upgrade");
+    case 10: return equals_ignore_case(name, "connection") || equals_ignore_case(name, "keep-alive");
+    case 16: return equals_ignore_case(name, "proxy-connection");
+    case 17: return equals_ignore_case(name, "transfer-encoding");
+    default: return false;
+    }
 }
 
 // llhttp's method code for a method name, as an HTTP/1.1 request gets it;
@@ -57,12 +62,15 @@ ssize_t read_stream_data(nghttp2_session*, int32_t, uint8_t*, size_t length, uin
 }  // namespace
 
 Stream::Stream(Session& session, int32_t id)
-    : session_(session), id_(id), start_ns_(uv_hrtime()) {
+    : session_(session), id_(id), start_ns_(uv_hrtime()), buffers_(session.take_buffers()) {
+    request_.headers = std::move(buffers_.request_headers);
     request_.version_major = 2;
     request_.version_minor = 0;
 }
 
 Stream::~Stream() {
+    buffers_.request_headers = std::move(request_.headers);
+    session_.keep_buffers(std::move(buffers_));
     session_.server().buffers.release(fields_);
     if (handed_over_pool_) handed_over_pool_->release(handed_over_block_);
 }
@@ -124,8 +132,20 @@ void Stream::build_request() {
     }
 }
 
+uint64_t Stream::input_deadline_ns(const config::ServerConfig& limits) const {
+    constexpr uint64_t ns_per_ms = 1'000'000;
+    if (closed_) return UINT64_MAX;
+    if (!head_complete_)
+        return start_ns_ + static_cast<uint64_t>(limits.header_timeout.count()) * ns_per_ms;
+    bool body_awaited = !body_complete_ && !response_ended_ &&
+                        (listener_ != nullptr || (location_ >= 0 && !handler_started_));
+    if (!body_awaited) return UINT64_MAX;
+    return body_progress_ns_ + static_cast<uint64_t>(limits.body_timeout.count()) * ns_per_ms;
+}
+
 void Stream::on_head_complete(bool end_stream) {
     head_complete_ = true;
+    body_progress_ns_ = uv_hrtime();
     build_request();
     if (end_stream) {
         body_complete_ = true;
@@ -147,10 +167,15 @@ void Stream::on_head_complete(bool end_stream) {
 void Stream::serve() {
     handler_started_ = true;
     http::serve_location(session_.server(), *this, location_);
+    // A handler that listens hears the end of a body that is already in,
+    // as over HTTP/1.1 (where message_complete follows the head): the proxy
+    // reuses its upstream connection only after it.
+    if (body_complete_ && !body_held_) tell_request_complete();
 }
 
 void Stream::on_body_data(std::string_view data) {
     body_received_ += data.size();
+    body_progress_ns_ = uv_hrtime();
     if (body_received_ > session_.server().config.server.max_body_bytes && !response_ended_) {
         // Too late for a 413 once the response began: the stream is reset.
         if (http::ExchangeListener* listener = std::exchange(listener_, nullptr)) listener->on_client_gone();
@@ -257,9 +282,6 @@ void Stream::begin_streamed_response(int status) {
     response_begun_ = true;
     status_ = status;
     head_only_ = request_.is_head() || is_bodyless_status(status);
-    // Room for a typical head: no reallocation while it is built.
-    response_fields_.reserve(512);
-    field_lengths_.reserve(16);
     const std::string& server_header = session_.server().config.server.server_header;
     if (!server_header.empty()) add_header("server", server_header);
     add_header("date", session_.server().date.now());
@@ -268,12 +290,12 @@ void Stream::begin_streamed_response(int status) {
 void Stream::add_header(std::string_view name, std::string_view value) {
     if (is_connection_specific(name)) return;
     // RFC 9113 8.2.1: field names are lower case on the wire.
-    size_t at = response_fields_.size();
-    response_fields_.append(name);
-    for (char* c = response_fields_.data() + at; c != response_fields_.data() + at + name.size(); ++c)
+    size_t at = buffers_.response_fields.size();
+    buffers_.response_fields.append(name);
+    for (char* c = buffers_.response_fields.data() + at; c != buffers_.response_fields.data() + at + name.size(); ++c)
         if (*c >= 'A' && *c <= 'Z') *c = static_cast<char>(*c | 0x20);
-    response_fields_.append(value);
-    field_lengths_.push_back({static_cast<uint32_t>(name.size()), static_cast<uint32_t>(value.size())});
+    buffers_.response_fields.append(value);
+    buffers_.field_lengths.push_back({static_cast<uint32_t>(name.size()), static_cast<uint32_t>(value.size())});
 }
 
 void Stream::commit_head(bool with_body) {
@@ -287,9 +309,9 @@ void Stream::commit_head(bool with_body) {
     fields.clear();
     fields.push_back(field(":status", {status_digits, 3}));
     size_t at = 0;
-    for (auto [name_length, value_length] : field_lengths_) {
-        std::string_view name(response_fields_.data() + at, name_length);
-        std::string_view value(response_fields_.data() + at + name_length, value_length);
+    for (auto [name_length, value_length] : buffers_.field_lengths) {
+        std::string_view name(buffers_.response_fields.data() + at, name_length);
+        std::string_view value(buffers_.response_fields.data() + at + name_length, value_length);
         fields.push_back(field(name, value));
         at += name_length + value_length;
     }

@@ -35,6 +35,14 @@ namespace portico::http2 {
 
 class Session;
 
+// The containers a stream fills on every request, handed from one stream to
+// the next by the session, so a request allocates none of them once warm.
+struct StreamBuffers {
+    std::vector<http::HeaderField> request_headers;
+    std::string response_fields;  // names (lower case) and values, back to back
+    std::vector<std::pair<uint32_t, uint32_t>> field_lengths;  // of each name and value
+};
+
 class Stream final : public http::Exchange {
 public:
     Stream(Session& session, int32_t id);
@@ -68,8 +76,13 @@ public:
     bool finished() const;
     // The connection closes: the handler hears it, the request is counted.
     void on_connection_closed();
-    // The request's first byte arrived long ago and its body stalled.
-    bool body_stalled() const { return listener_ != nullptr && !body_complete_; }
+    // When the client's input for this stream is overdue (uv_hrtime ns;
+    // UINT64_MAX: nothing is awaited from it): the rest of its header block
+    // header_timeout after it began, its next body bytes body_timeout after
+    // the last ones, while a handler or the location's start waits for them.
+    uint64_t input_deadline_ns(const config::ServerConfig& limits) const;
+    bool head_incomplete() const { return !head_complete_ && !closed_; }
+    // The body stalled: 408, or a reset once the response began.
     void fail_stalled_body();
     bool has_pending_body() const { return !body_.empty(); }
     // A response ended before the request body did: the client can stop sending.
@@ -124,6 +137,7 @@ private:
     bool head_complete_ = false;
     bool body_complete_ = false;
     uint64_t body_received_ = 0;
+    uint64_t body_progress_ns_ = 0;  // the head's end, then each DATA payload's arrival
     std::string cookie_;     // several cookie fields joined (RFC 9113 8.2.3)
     std::string held_body_;  // DATA the listener could not take yet
     bool body_held_ = false;
@@ -140,8 +154,7 @@ private:
     bool head_committed_ = false;
     bool response_ended_ = false;
     bool head_only_ = false;  // HEAD, 204, 304: no DATA whatever the handler sends
-    std::string response_fields_;  // names (lower case) and values, back to back
-    std::vector<std::pair<uint32_t, uint32_t>> field_lengths_;  // of each name and value
+    StreamBuffers buffers_;  // request_.headers is buffers_.request_headers while it lives
     http::OutputQueue body_;       // queued, not yet framed
     uint64_t body_bytes_ = 0;      // framed so far
     uint64_t last_byte_at_ = 0;    // the session's output_end() after its last frame

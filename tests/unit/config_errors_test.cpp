@@ -476,6 +476,24 @@ const BrokenConfig broken_configs[] = {
      "proxy = \"http://127.0.0.1:3000\"\n"
      "precompressed = [\"br\"]\n",
      "6:17", "location '/': precompressed: applies only to a location with root"},
+    {"max_concurrent_streams out of range",
+     "[server]\n"
+     "listen = [\"127.0.0.1:0\"]\n"
+     "[http2]\n"
+     "max_concurrent_streams = 0\n",
+     "4:26", "http2.max_concurrent_streams"},
+    {"an unknown key in [http2]",
+     "[server]\n"
+     "listen = [\"127.0.0.1:0\"]\n"
+     "[http2]\n"
+     "clear_text = true\n",
+     "4:1", "clear_text"},
+    {"[http2] cleartext not a boolean",
+     "[server]\n"
+     "listen = [\"127.0.0.1:0\"]\n"
+     "[http2]\n"
+     "cleartext = \"yes\"\n",
+     "4:13", "http2.cleartext"},
 };
 
 std::string all_messages(const LoadResult& result) {

@@ -351,6 +351,19 @@ TEST_CASE("a config with only [server].listen takes every default", "[config]") 
     CHECK_FALSE(config.metrics);
     CHECK(config.upstreams.empty());
     CHECK(config.locations.empty());
+    CHECK(config.http2.enabled);
+    CHECK_FALSE(config.http2.cleartext);
+    CHECK(config.http2.max_concurrent_streams == 128);
+}
+
+TEST_CASE("[http2] reads its three keys", "[config]") {
+    LoadResult result = parse_config("[server]\nlisten = [\"127.0.0.1:0\"]\n[http2]\nenabled = false\n"
+                                     "cleartext = true\nmax_concurrent_streams = 16\n",
+                                     "/tmp/x/p.toml");
+    REQUIRE(result.config);
+    CHECK_FALSE(result.config->http2.enabled);
+    CHECK(result.config->http2.cleartext);
+    CHECK(result.config->http2.max_concurrent_streams == 16);
 }
 
 TEST_CASE("user names a system user, read into its uid and own group", "[config]") {
