@@ -294,8 +294,8 @@ private:
 // Runs `command` in sh with a deadline (`timeout -k`), stdout + stderr together.
 CommandResult run_bounded(const std::string& command, int seconds = 15);
 
-// Sample value of `series` in /metrics text summed over every line that
-// starts with `prefix` ("portico_requests_total{location=\"x\",").
+// The values of every sample line of /metrics text that starts with
+// `prefix` ("portico_requests_total{location=\"x\","), summed.
 double sum_samples(const std::string& text, const std::string& prefix);
 
 }  // namespace portico::test::h2
