@@ -11,16 +11,6 @@
 
 namespace portico::http {
 
-namespace {
-
-// nginx's code for a request whose client left before the response was out.
-constexpr int client_closed_request = 499;
-
-// RFC 9110 6.4.1: these never have a body, so they carry no Content-Length.
-bool is_bodyless_status(int status) { return status < 200 || status == 204 || status == 304; }
-
-}  // namespace
-
 const Request& ClientConnection::request() const { return r_->parser.request(); }
 
 const config::LocationConfig& ClientConnection::location() const {

@@ -14,6 +14,10 @@ inline bool equals_ignore_case(std::string_view a, std::string_view b) {
     return a.size() == b.size() && equals_ignore_case_same_size(a.data(), b.data(), a.size());
 }
 
+// Copies `from` to `to` in ASCII lower case, other bytes as they are
+// (HTTP/2 response field names, each response's).
+void copy_lower_case(char* to, std::string_view from);
+
 // llhttp may hand a span over in several calls (one per read). The buffer is
 // never moved while a head is parsed, so the pieces are adjacent: this joins
 // them. A piece that is not adjacent continues a folded line (obs-fold),

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "core/small_blocks.hpp"
+
 
 namespace portico::http2 {
 
@@ -32,6 +34,16 @@ constexpr uint32_t max_control_frames_per_second = 200;
 // arrive (the streams' own windows do the back-pressure), so one stream's
 // held body never stalls the others.
 constexpr int32_t connection_window = 1 << 20;
+
+// nghttp2 allocates a stream, its frames and its header copies per
+// request: from the worker's recycled small blocks (core/small_blocks.hpp).
+nghttp2_mem memory_from_small_blocks = {
+    nullptr,
+    [](size_t size, void*) { return core::small_blocks::allocate(size); },
+    [](void* block, void*) { core::small_blocks::release(block); },
+    [](size_t count, size_t size, void*) { return core::small_blocks::allocate_zeroed(count, size); },
+    [](void* block, size_t size, void*) { return core::small_blocks::reallocate(block, size); },
+};
 
 struct Callbacks {
     nghttp2_session_callbacks* callbacks = nullptr;
@@ -90,7 +102,8 @@ Session::Session(http::ServerContext& server, Transport& transport)
     // CONTINUATION flood (CVE-2024-27316): a header block in more frames
     // than this ends the session (nghttp2's default, said here).
     nghttp2_option_set_max_continuations(option, 8);
-    if (nghttp2_session_server_new2(&session_, callbacks.callbacks, this, option) != 0) {
+    if (nghttp2_session_server_new3(&session_, callbacks.callbacks, this, option,
+                                    &memory_from_small_blocks) != 0) {
         session_ = nullptr;
         ended_ = true;
     }
@@ -100,6 +113,7 @@ Session::Session(http::ServerContext& server, Transport& transport)
     nghttp2_settings_entry settings[] = {
         {NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, server.config.http2.max_concurrent_streams},
         {NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE, static_cast<uint32_t>(limits.max_header_bytes)},
+        {NGHTTP2_SETTINGS_NO_RFC7540_PRIORITIES, 1},
     };
     nghttp2_submit_settings(session_, NGHTTP2_FLAG_NONE, settings, std::size(settings));
     nghttp2_session_set_local_window_size(session_, NGHTTP2_FLAG_NONE, 0, connection_window);

@@ -86,7 +86,8 @@ public:
     uint64_t written() const { return written_; }
     // The DATA frame header nghttp2 made, then `length` body bytes of the stream.
     void queue_data_frame(const uint8_t* frame_header, Stream& stream, size_t length);
-    // Where a stream builds its response's field list (nghttp2 copies it).
+    // Where a stream builds its response's field list (nghttp2 copies the
+    // list, not the bytes: see field() in stream.cpp).
     std::vector<nghttp2_nv>& header_scratch() { return header_scratch_; }
     // A stream's containers: a previous stream's, emptied, when there is one.
     StreamBuffers take_buffers();

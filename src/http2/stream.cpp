@@ -17,13 +17,6 @@ namespace portico::http2 {
 
 namespace {
 
-// nginx's code for a request whose client left (here: reset the stream)
-// before the response was out.
-constexpr int client_closed_request = 499;
-
-// RFC 9110 6.4.1: these never have a body, so they carry no content-length.
-bool is_bodyless_status(int status) { return status < 200 || status == 204 || status == 304; }
-
 // RFC 9113 8.2.2: connection-specific fields have no meaning in HTTP/2 and
 // make a client treat the response as malformed.
 bool is_connection_specific(std::string_view name) {
@@ -48,10 +41,14 @@ uint8_t method_code(std::string_view name) {
     return UINT8_MAX;
 }
 
+// A response field nghttp2 does not copy: the bytes stay in the stream
+// (its status digits and response_fields) until the stream is released,
+// which is after nghttp2 closed it, and nghttp2 reads them only while
+// making the HEADERS frame of an open stream.
 nghttp2_nv field(std::string_view name, std::string_view value) {
     return {reinterpret_cast<uint8_t*>(const_cast<char*>(name.data())),
             reinterpret_cast<uint8_t*>(const_cast<char*>(value.data())), name.size(), value.size(),
-            NGHTTP2_NV_FLAG_NONE};
+            NGHTTP2_NV_FLAG_NO_COPY_NAME | NGHTTP2_NV_FLAG_NO_COPY_VALUE};
 }
 
 ssize_t read_stream_data(nghttp2_session*, int32_t, uint8_t*, size_t length, uint32_t* data_flags,
@@ -217,7 +214,9 @@ void Stream::resume_request_body() {
     body_held_ = false;
     delivering_ = true;
     while (!held_body_.empty() && !body_held_ && listener_) {
-        std::string chunk = std::move(held_body_);
+        // Swapped, not moved: both strings keep their memory for the next hold.
+        std::string& chunk = body_in_delivery_;
+        chunk.swap(held_body_);
         held_body_.clear();
         if (!listener_->on_request_body(chunk)) body_held_ = true;
         if (!closed_) nghttp2_session_consume_stream(session_.nghttp2(), id_, chunk.size());
@@ -238,14 +237,14 @@ void Stream::on_closed(uint32_t error_code) {
     if (http::ExchangeListener* listener = std::exchange(listener_, nullptr)) listener->on_client_gone();
     if (response_ended_) record(status_);
     else if (!head_complete_ && error_code == NGHTTP2_PROTOCOL_ERROR) record(400);
-    else record(client_closed_request);
+    else record(http::client_closed_request);
 }
 
 void Stream::on_connection_closed() {
     if (closed_) return;
     closed_ = true;
     if (http::ExchangeListener* listener = std::exchange(listener_, nullptr)) listener->on_client_gone();
-    record(response_ended_ && body_.empty() ? status_ : client_closed_request);
+    record(response_ended_ && body_.empty() ? status_ : http::client_closed_request);
 }
 
 void Stream::fail_stalled_body() {
@@ -271,7 +270,7 @@ const http::PeerAddress& Stream::client_address() const { return session_.transp
 
 void Stream::begin_response(int status, uint64_t content_length) {
     begin_streamed_response(status);
-    if (!is_bodyless_status(status)) {
+    if (!http::is_bodyless_status(status)) {
         char digits[24];
         auto [end, error] = std::to_chars(digits, digits + sizeof digits, content_length);
         add_header("content-length", {digits, static_cast<size_t>(end - digits)});
@@ -281,7 +280,7 @@ void Stream::begin_response(int status, uint64_t content_length) {
 void Stream::begin_streamed_response(int status) {
     response_begun_ = true;
     status_ = status;
-    head_only_ = request_.is_head() || is_bodyless_status(status);
+    head_only_ = request_.is_head() || http::is_bodyless_status(status);
     const std::string& server_header = session_.server().config.server.server_header;
     if (!server_header.empty()) add_header("server", server_header);
     add_header("date", session_.server().date.now());
@@ -290,11 +289,11 @@ void Stream::begin_streamed_response(int status) {
 void Stream::add_header(std::string_view name, std::string_view value) {
     if (is_connection_specific(name)) return;
     // RFC 9113 8.2.1: field names are lower case on the wire.
-    size_t at = buffers_.response_fields.size();
-    buffers_.response_fields.append(name);
-    for (char* c = buffers_.response_fields.data() + at; c != buffers_.response_fields.data() + at + name.size(); ++c)
-        if (*c >= 'A' && *c <= 'Z') *c = static_cast<char>(*c | 0x20);
-    buffers_.response_fields.append(value);
+    std::string& fields = buffers_.response_fields;
+    size_t at = fields.size();
+    fields.resize(at + name.size() + value.size());
+    http::copy_lower_case(fields.data() + at, name);
+    std::memcpy(fields.data() + at + name.size(), value.data(), value.size());
     buffers_.field_lengths.push_back({static_cast<uint32_t>(name.size()), static_cast<uint32_t>(value.size())});
 }
 
@@ -303,11 +302,10 @@ void Stream::commit_head(bool with_body) {
     if (closed_) return;
     if (location_ >= 0)
         for (const auto& [name, value] : location().headers) add_header(name, value);
-    char status_digits[4];
-    std::to_chars(status_digits, status_digits + 3, status_);
+    std::to_chars(status_digits_, status_digits_ + 3, status_);
     std::vector<nghttp2_nv>& fields = session_.header_scratch();
     fields.clear();
-    fields.push_back(field(":status", {status_digits, 3}));
+    fields.push_back(field(":status", {status_digits_, 3}));
     size_t at = 0;
     for (auto [name_length, value_length] : buffers_.field_lengths) {
         std::string_view name(buffers_.response_fields.data() + at, name_length);
@@ -382,7 +380,7 @@ void Stream::abort() {
 }
 
 void Stream::respond_text(int status, std::string_view body) {
-    bool bodyless = is_bodyless_status(status);
+    bool bodyless = http::is_bodyless_status(status);
     begin_response(status, bodyless ? 0 : body.size());
     if (!bodyless) {
         add_header("content-type", "text/plain; charset=utf-8");

@@ -22,11 +22,13 @@
 
 #include <cstdint>
 #include <memory>
+#include <new>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "core/small_blocks.hpp"
 #include "http/exchange.hpp"
 #include "http/output_queue.hpp"
 #include "http/request.hpp"
@@ -51,6 +53,13 @@ public:
     Stream& operator=(const Stream&) = delete;
 
     int32_t id() const { return id_; }
+
+    // A stream per request: its memory is recycled (core/small_blocks.hpp).
+    static void* operator new(size_t size) {
+        if (void* block = core::small_blocks::allocate(size)) return block;
+        throw std::bad_alloc();
+    }
+    static void operator delete(void* block) { core::small_blocks::release(block); }
 
     // ---- request, from the session's nghttp2 callbacks ----
     // One header field (pseudo-headers included, already checked by
@@ -140,6 +149,7 @@ private:
     uint64_t body_progress_ns_ = 0;  // the head's end, then each DATA payload's arrival
     std::string cookie_;     // several cookie fields joined (RFC 9113 8.2.3)
     std::string held_body_;  // DATA the listener could not take yet
+    std::string body_in_delivery_;  // held DATA being handed to the listener
     bool body_held_ = false;
     bool delivering_ = false;
     bool completion_told_ = false;
@@ -150,6 +160,7 @@ private:
 
     // Response
     int status_ = 0;
+    char status_digits_[3];  // :status, read by nghttp2 when it makes HEADERS
     bool response_begun_ = false;
     bool head_committed_ = false;
     bool response_ended_ = false;

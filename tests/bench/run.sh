@@ -842,8 +842,9 @@ cost() {
           else
             ina_of[$key]="run failed, see logs/cost.log"
           fi
-          for f in "$RUN/cg-$tag"/callgrind.out.*; do
-            [ -e "$f" ] && cp "$f" "$RAW/logs/callgrind-$tag.${f##*.}"
+          for f in "$RUN/cg-$tag"/callgrind.out.* "$RUN/cg-$tag-base"/callgrind.out.*; do
+            [ -e "$f" ] || continue
+            [[ $f == *-base/* ]] && cp "$f" "$RAW/logs/callgrind-$tag-base.${f##*.}" || cp "$f" "$RAW/logs/callgrind-$tag.${f##*.}"
           done
         fi
       done
