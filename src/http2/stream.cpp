@@ -304,13 +304,12 @@ void Stream::commit_head(bool with_body) {
         for (const auto& [name, value] : location().headers) add_header(name, value);
     std::to_chars(status_digits_, status_digits_ + 3, status_);
     std::vector<nghttp2_nv>& fields = session_.header_scratch();
-    fields.clear();
-    fields.push_back(field(":status", {status_digits_, 3}));
-    size_t at = 0;
+    fields.resize(1 + buffers_.field_lengths.size());
+    nghttp2_nv* next = fields.data();
+    *next++ = field(":status", {status_digits_, 3});
+    const char* at = buffers_.response_fields.data();
     for (auto [name_length, value_length] : buffers_.field_lengths) {
-        std::string_view name(buffers_.response_fields.data() + at, name_length);
-        std::string_view value(buffers_.response_fields.data() + at + name_length, value_length);
-        fields.push_back(field(name, value));
+        *next++ = field({at, name_length}, {at + name_length, value_length});
         at += name_length + value_length;
     }
     nghttp2_data_provider provider{};
