@@ -203,17 +203,23 @@ std::string Response::header(const std::string& lower_name) const {
     return it == headers.end() ? std::string() : it->second;
 }
 
-Client::Client(uint16_t port, int receive_buffer) {
-    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+int connect_loopback(uint16_t port, int receive_buffer) {
+    int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (receive_buffer > 0)
-        ::setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &receive_buffer, sizeof receive_buffer);
+        ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &receive_buffer, sizeof receive_buffer);
     sockaddr_in address{};
     address.sin_family = AF_INET;
     address.sin_port = htons(port);
     address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (::connect(fd_, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0)
-        throw std::runtime_error(std::string("connect: ") + std::strerror(errno));
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
+        int error = errno;
+        ::close(fd);
+        throw std::runtime_error(std::string("connect: ") + std::strerror(error));
+    }
+    return fd;
 }
+
+Client::Client(uint16_t port, int receive_buffer) : fd_(connect_loopback(port, receive_buffer)) {}
 
 Client::~Client() { ::close(fd_); }
 

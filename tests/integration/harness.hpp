@@ -78,6 +78,10 @@ struct Response {
     std::string header(const std::string& lower_name) const;
 };
 
+// A blocking TCP socket connected to 127.0.0.1:port (throws when the
+// connect fails); receive_buffer > 0 shrinks SO_RCVBUF first.
+int connect_loopback(uint16_t port, int receive_buffer = 0);
+
 // A raw client connection. Every read has a deadline, so a broken server
 // fails the test instead of hanging it.
 class Client {

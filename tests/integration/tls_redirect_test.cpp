@@ -3,6 +3,7 @@
 // port), path and query, except the ACME challenges; /healthz too.
 #include <catch2/catch.hpp>
 
+#include "http2_support.hpp"
 #include "static_site.hpp"
 #include "tls_support.hpp"
 
@@ -129,4 +130,30 @@ TEST_CASE("tls: redirect_http to a TLS listener on port 443 names no port", "[tl
     REQUIRE(response);
     CHECK(response->status == 301);
     CHECK(response->header("location") == "https://front.example/a?b=c");
+}
+
+// h2c streams go through the same routing as HTTP/1.1 requests: a cleartext
+// listener with redirect_http sends them to https too, with their
+// :authority as the host.
+TEST_CASE("tls: redirect_http applies to h2c streams on the cleartext listener, challenges excepted",
+          "[tls][redirect][http2]") {
+    Certificates certs;
+    Site site;
+    site.write(".well-known/acme-challenge/x", "token-x\n");
+    Portico portico(redirect_config(certs, site) + "\n[http2]\ncleartext = true\n");
+    const std::string https = "https://front.example:" + std::to_string(tls_port(portico));
+
+    h2::Client client(portico.port());
+    uint32_t get = client.get("/page.html?x=1", {}, "GET", "front.example:8080");
+    uint32_t post = client.get("/form", {{"content-length", "0"}}, "POST", "front.example");
+    uint32_t challenge = client.get("/.well-known/acme-challenge/x", {}, "GET", "front.example");
+    REQUIRE(client.wait_streams({get, post, challenge}));
+    INFO(client.trace());
+    CHECK(client.result(get).status == 301);
+    CHECK(client.result(get).header("location") == https + "/page.html?x=1");
+    CHECK(client.result(post).status == 308);
+    CHECK(client.result(post).header("location") == https + "/form");
+    CHECK(client.result(challenge).status == 200);
+    CHECK(client.result(challenge).body == "token-x\n");
+    CHECK_FALSE(client.goaway());
 }

@@ -168,16 +168,7 @@ std::vector<std::string> log_lines_above_info(const std::string& log) {
 // ---- TlsClient -------------------------------------------------------------
 
 TlsClient::TlsClient(uint16_t port, TlsOptions options) {
-    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (options.receive_buffer > 0)
-        ::setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &options.receive_buffer,
-                     sizeof options.receive_buffer);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_port = htons(port);
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (::connect(fd_, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0)
-        throw std::runtime_error(std::string("connect: ") + std::strerror(errno));
+    fd_ = connect_loopback(port, options.receive_buffer);
     ::fcntl(fd_, F_SETFL, ::fcntl(fd_, F_GETFL) | O_NONBLOCK);
 
     context_ = SSL_CTX_new(TLS_client_method());
