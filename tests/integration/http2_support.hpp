@@ -72,6 +72,7 @@ enum : uint16_t {
     SETTINGS_INITIAL_WINDOW_SIZE = 0x4,
     SETTINGS_MAX_FRAME_SIZE = 0x5,
     SETTINGS_MAX_HEADER_LIST_SIZE = 0x6,
+    SETTINGS_NO_RFC7540_PRIORITIES = 0x9,  // RFC 9218
 };
 
 const char* frame_type_name(uint8_t type);

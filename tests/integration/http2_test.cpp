@@ -122,6 +122,8 @@ TEST_CASE("http2: h2c with prior knowledge: files, HEAD, 404, and HTTP/1.1 on th
     // The server's SETTINGS: the configured stream limit (128 by default).
     REQUIRE(client.server_settings_received());
     CHECK(client.server_settings()[h2::SETTINGS_MAX_CONCURRENT_STREAMS] == 128);
+    // RFC 9218 priorities, not RFC 7540's tree.
+    CHECK(client.server_settings()[h2::SETTINGS_NO_RFC7540_PRIORITIES] == 1);
     check_file(client, small, files.small);
     CHECK(client.result(small).header("content-type").rfind("text/plain", 0) == 0);
     CHECK(client.result(small).header("server") == "portico");
