@@ -150,8 +150,10 @@ bool Master::spawn(unsigned slot) {
         return false;
     }
     if (pid == 0) {
-        sigset_t set = handled_signals();
-        sigprocmask(SIG_UNBLOCK, &set, nullptr);
+        // The handled signals stay blocked (the master's mask, for its
+        // signalfd) until the worker's loop has handlers for them. Unblocked
+        // here, a SIGUSR1 from logrotate while the worker starts would kill
+        // it (the default action) and its reopen would be lost.
         for (int signum : {SIGCHLD, SIGHUP, SIGTERM, SIGINT, SIGQUIT, SIGUSR1}) signal(signum, SIG_DFL);
         ::close(signal_fd_.release());
         ::close(ready_read_.release());
@@ -162,7 +164,7 @@ bool Master::spawn(unsigned slot) {
         }
         ::close(metrics_.fd());
         _exit(run_worker(*config_, tls_.get(), slot, mine, *counters_, lease.slot, master,
-                         ready_write_.get()));
+                         ready_write_.get(), handled_signals()));
     }
     int64_t now = monotonic_ms();
     workers_.push_back({pid, slot, generation_, now, false, lease.slot, false});

@@ -27,7 +27,8 @@ namespace {
 class Worker {
 public:
     Worker(const config::Config& config, const tls::ServerTls* tls, unsigned slot,
-           const std::vector<ListenFd>& listen_fds, metrics::WorkerCounters counters);
+           const std::vector<ListenFd>& listen_fds, metrics::WorkerCounters counters,
+           const sigset_t& held_signals);
     int run(int ready_fd);
 
 private:
@@ -79,7 +80,8 @@ uint16_t https_port(const std::vector<ListenFd>& listen_fds) {
 constexpr int accepts_per_wakeup = 64;
 
 Worker::Worker(const config::Config& config, const tls::ServerTls* tls, unsigned slot,
-               const std::vector<ListenFd>& listen_fds, metrics::WorkerCounters counters)
+               const std::vector<ListenFd>& listen_fds, metrics::WorkerCounters counters,
+               const sigset_t& held_signals)
     : config_(config), slot_(slot) {
     uv_loop_init(&loop_);
     server_ = std::make_unique<http::ServerContext>(&loop_, config, std::move(counters), slot);
@@ -101,6 +103,10 @@ Worker::Worker(const config::Config& config, const tls::ServerTls* tls, unsigned
     uv_signal_start(&drain_signal_, on_signal, SIGQUIT);
     uv_signal_start(&terminate_signal_, on_signal, SIGTERM);
     uv_signal_start(&reopen_signal_, on_signal, SIGUSR1);
+    // Held since the fork (see Master::spawn): a SIGUSR1 sent while this
+    // worker started is delivered now and reopens the logs at the loop's
+    // first turn, rather than having killed the worker.
+    pthread_sigmask(SIG_UNBLOCK, &held_signals, nullptr);
     uv_timer_init(&loop_, &accept_retry_);
     accept_retry_.data = this;
     uv_timer_init(&loop_, &drain_grace_);
@@ -273,7 +279,7 @@ void Worker::stop_loop() {
 
 int run_worker(const config::Config& config, const tls::ServerTls* tls, unsigned slot,
                const std::vector<ListenFd>& listen_fds, metrics::SharedCounters& counters, unsigned counter_slot, pid_t master,
-               int ready_fd) {
+               int ready_fd, const sigset_t& held_signals) {
     // Ctrl-C reaches the whole process group: the master decides for us.
     signal(SIGINT, SIG_IGN);
     signal(SIGHUP, SIG_IGN);
@@ -296,7 +302,7 @@ int run_worker(const config::Config& config, const tls::ServerTls* tls, unsigned
     // After the switch, since changing ids clears the parent-death signal.
     prctl(PR_SET_PDEATHSIG, SIGQUIT);
     if (getppid() != master) return 1;
-    Worker worker(config, tls, slot, listen_fds, counters.attach(counter_slot, config));
+    Worker worker(config, tls, slot, listen_fds, counters.attach(counter_slot, config), held_signals);
     return worker.run(ready_fd);
 }
 

@@ -2,6 +2,7 @@
 // the listening sockets the master handed down.
 #pragma once
 
+#include <signal.h>
 #include <sys/types.h>
 
 #include <vector>
@@ -23,9 +24,11 @@ struct ListenFd {
 // `counter_slot`: the slot of the shared counters this process writes.
 // `ready_fd`: the master's pipe, told this process's pid once it accepts.
 // `tls`: the certificates of the config's [tls] (nullptr without one).
+// `held_signals`: blocked since the fork, unblocked once the loop handles
+// them, so a signal sent meanwhile waits for the handler instead of killing.
 int run_worker(const config::Config& config, const tls::ServerTls* tls, unsigned slot,
                const std::vector<ListenFd>& listen_fds,
                metrics::SharedCounters& counters, unsigned counter_slot, pid_t master,
-               int ready_fd);
+               int ready_fd, const sigset_t& held_signals);
 
 }  // namespace portico::worker
