@@ -395,7 +395,18 @@ AccessLog::~AccessLog() {
     // Writes what is still queued (the pool queues its stop behind it, with
     // the blocking policy), then joins the writer. The last queued line lets
     // go of its logger, whose sink writes its buffer and closes the file.
+    report_dropped_lines();
     pool_.reset();
+}
+
+void AccessLog::report_dropped_lines() {
+    uint64_t dropped = dropped_lines();
+    if (dropped == reported_drops_) return;
+    spdlog::warn("access log '{}': {} lines lost since the last report: the disk fell more than "
+                 "{} lines behind; requests were served, their lines dropped. Check the disk "
+                 "holding the log, or log less (access_format)",
+                 config_.access, dropped - reported_drops_, queue_lines);
+    reported_drops_ = dropped;
 }
 
 std::shared_ptr<spdlog::async_logger> AccessLog::open_logger() {
@@ -428,6 +439,7 @@ void AccessLog::log(const AccessRecord& record) {
 }
 
 void AccessLog::reopen() {
+    report_dropped_lines();
     if (!pool_ || config_.access == "stdout") return;
     std::shared_ptr<spdlog::async_logger> fresh = open_logger();
     if (!fresh) return;  // said why; the old file (if any) keeps the lines

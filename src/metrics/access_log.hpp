@@ -102,6 +102,9 @@ public:
 
 private:
     std::shared_ptr<spdlog::async_logger> open_logger();
+    // Lines dropped since the last report, on the error log: at each reopen
+    // and when the log closes, so a loss is never silent.
+    void report_dropped_lines();
     void flush_now();
 
     config::LogConfig config_;
@@ -112,6 +115,7 @@ private:
     // reads it without one.
     std::shared_ptr<spdlog::async_logger> logger_;
     std::mutex logger_mutex_;
+    uint64_t reported_drops_ = 0;
     std::unique_ptr<spdlog::details::periodic_worker> flusher_;
 };
 

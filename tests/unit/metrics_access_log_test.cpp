@@ -1,4 +1,5 @@
 #include <fcntl.h>
+#include <spdlog/sinks/ringbuffer_sink.h>
 #include <spdlog/spdlog.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -404,9 +405,23 @@ TEST_CASE("a stalled writer: log() does not wait, the oldest queued lines go", "
         char buffer[65536];
         for (ssize_t n; (n = read(reader, buffer, sizeof buffer)) > 0;) received.append(buffer, n);
     });
+    // The loss is told on the error log when the log closes.
+    auto said = std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(16);
+    auto previous_logger = spdlog::default_logger();
+    spdlog::set_default_logger(std::make_shared<spdlog::logger>("test", said));
     log.reset();  // writes what is queued, then closes the pipe: the reader sees EOF
+    spdlog::set_default_logger(previous_logger);
     drain.join();
     close(reader);
+    std::vector<std::string> messages = said->last_formatted();
+    REQUIRE(messages.size() == 1);
+    size_t count_end = messages[0].find(" lines lost");
+    REQUIRE(count_end != std::string::npos);
+    size_t count_start = messages[0].rfind(' ', count_end - 1) + 1;
+    uint64_t told = std::stoull(messages[0].substr(count_start, count_end - count_start));
+    // As counted before the close, give or take a flush request dropped since.
+    CHECK(told >= dropped);
+    CHECK(told <= dropped + 2);
 
     std::istringstream in(received);
     int lines = 0, torn = 0, out_of_order = 0, previous = -1;
