@@ -110,8 +110,11 @@ Session::Session(http::ServerContext& server, Transport& transport)
     nghttp2_option_del(option);
     if (!session_) return;
     const config::ServerConfig& limits = server.config.server;
+    // No MAX_CONCURRENT_STREAMS here: nghttp2 would end the connection of a
+    // client that exceeds it (GOAWAY PROTOCOL_ERROR) where RFC 9113 5.1.2
+    // lets us refuse the one stream. We add the setting to the frame as it
+    // goes out (on_send) and refuse streams past it ourselves (on_begin_headers).
     nghttp2_settings_entry settings[] = {
-        {NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, server.config.http2.max_concurrent_streams},
         {NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE, static_cast<uint32_t>(limits.max_header_bytes)},
         {NGHTTP2_SETTINGS_NO_RFC7540_PRIORITIES, 1},
     };
@@ -216,6 +219,19 @@ bool Session::control_frame_flood() {
 int Session::on_begin_headers(nghttp2_session*, const nghttp2_frame* frame, void* self) {
     auto& session = *static_cast<Session*>(self);
     if (frame->hd.type != NGHTTP2_HEADERS || frame->headers.cat != NGHTTP2_HCAT_REQUEST) return 0;
+    if (session.open_streams_ >= session.server_.config.http2.max_concurrent_streams) {
+        // RFC 9113 5.1.2: REFUSED_STREAM, the client may retry it. No stream
+        // of ours: its fields and DATA are dropped. A refusal costs us like
+        // a reset, so it draws on the same bucket.
+        nghttp2_submit_rst_stream(session.session_, NGHTTP2_FLAG_NONE, frame->hd.stream_id,
+                                  NGHTTP2_REFUSED_STREAM);
+        if (session.reset_flood()) {
+            session.terminate(NGHTTP2_ENHANCE_YOUR_CALM, "opened streams past its limit too often");
+            return NGHTTP2_ERR_CALLBACK_FAILURE;
+        }
+        return 0;
+    }
+    ++session.open_streams_;
     auto* stream = new Stream(session, frame->hd.stream_id);
     session.streams_.push_back(stream);
     nghttp2_session_set_stream_user_data(session.session_, frame->hd.stream_id, stream);
@@ -291,6 +307,7 @@ int Session::on_data_chunk(nghttp2_session*, uint8_t, int32_t stream_id, const u
 int Session::on_stream_closed(nghttp2_session*, int32_t stream_id, uint32_t error_code, void* self) {
     auto& session = *static_cast<Session*>(self);
     if (Stream* stream = session.stream(stream_id)) {
+        --session.open_streams_;
         nghttp2_session_set_stream_user_data(session.session_, stream_id, nullptr);
         stream->on_closed(error_code);
     }
@@ -302,8 +319,39 @@ int Session::on_stream_closed(nghttp2_session*, int32_t stream_id, uint32_t erro
 ssize_t Session::on_send(nghttp2_session*, const uint8_t* data, size_t length, int, void* self) {
     auto& session = *static_cast<Session*>(self);
     if (session.output_.pending_bytes() >= output_high_water) return NGHTTP2_ERR_WOULDBLOCK;
+    if (!session.settings_sent_) {
+        session.settings_sent_ = true;
+        session.output_.push_memory(session.with_stream_limit(data, length));
+        return static_cast<ssize_t>(length);
+    }
     session.output_.push_memory(session.arena_.copy(data, length));
     return static_cast<ssize_t>(length);
+}
+
+// The server's first frame is its SETTINGS (the connection preface, RFC
+// 9113 3.4), whole in one call: copied with a MAX_CONCURRENT_STREAMS entry
+// added (see the constructor).
+std::string_view Session::with_stream_limit(const uint8_t* frame, size_t length) {
+    constexpr size_t header = 9, entry = 6;
+    bool settings = length >= header && frame[3] == NGHTTP2_SETTINGS && frame[4] == 0 &&
+                    (size_t{frame[0]} << 16 | size_t{frame[1]} << 8 | frame[2]) == length - header;
+    if (!settings) return arena_.copy(frame, length);
+    uint8_t patched[header + 64];
+    if (length + entry > sizeof patched) return arena_.copy(frame, length);
+    std::memcpy(patched, frame, length);
+    size_t payload = length - header + entry;
+    patched[0] = static_cast<uint8_t>(payload >> 16);
+    patched[1] = static_cast<uint8_t>(payload >> 8);
+    patched[2] = static_cast<uint8_t>(payload);
+    uint32_t limit = server_.config.http2.max_concurrent_streams;
+    uint8_t* added = patched + length;
+    added[0] = 0;
+    added[1] = NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS;
+    added[2] = static_cast<uint8_t>(limit >> 24);
+    added[3] = static_cast<uint8_t>(limit >> 16);
+    added[4] = static_cast<uint8_t>(limit >> 8);
+    added[5] = static_cast<uint8_t>(limit);
+    return arena_.copy(patched, length + entry);
 }
 
 int Session::on_send_data(nghttp2_session*, nghttp2_frame* frame, const uint8_t* frame_header,

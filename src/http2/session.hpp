@@ -123,6 +123,8 @@ private:
     static int on_stream_closed(nghttp2_session*, int32_t stream_id, uint32_t error_code, void* self);
 
     Stream* stream(int32_t id);
+    // The first SETTINGS frame, with our MAX_CONCURRENT_STREAMS added.
+    std::string_view with_stream_limit(const uint8_t* frame, size_t length);
     // A client that sends PING or SETTINGS faster than a client has reason to.
     bool control_frame_flood();
     // A client that resets streams faster than the rapid-reset limit allows.
@@ -140,8 +142,8 @@ private:
     FrameArena arena_;
     uint64_t written_ = 0;
     std::vector<nghttp2_nv> header_scratch_;
-    std::vector<Stream*> streams_;
-    std::vector<StreamBuffers> spare_buffers_;  // at most max_concurrent_streams  // open, or closed with bytes still in output_
+    std::vector<Stream*> streams_;  // open, or closed with bytes still in output_
+    std::vector<StreamBuffers> spare_buffers_;  // at most max_concurrent_streams
     bool receiving_ = false;  // inside nghttp2_session_mem_recv: no send() now
     bool sending_ = false;
     bool send_again_ = false;
@@ -150,6 +152,8 @@ private:
     bool ended_ = false;
     bool draining_ = false;
     uint32_t streams_opened_ = 0;
+    uint32_t open_streams_ = 0;  // taken, not yet closed by nghttp2
+    bool settings_sent_ = false;
     // Control frames (PING, SETTINGS) in the current second, for the flood limit.
     uint64_t control_window_start_ms_ = 0;
     double reset_tokens_ = 0;  // a token bucket, refilled with loop time
