@@ -5,6 +5,9 @@
 # only) plus a scratch folder for what it finds; a crash, a sanitizer report
 # or a broken invariant stops it, saves the input under BUILD_DIR/fuzz-findings
 # and fails the run. Prints executions and coverage (edges) per target.
+# The scratch folder is deleted at the end, unless FUZZ_KEEP=1: then, after a
+# run without findings, its units are merged into the committed corpus with
+# libFuzzer's -merge=1 (only those adding coverage are copied) for a commit.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 seconds=${1:-30}
@@ -31,6 +34,15 @@ for name in "${targets[@]}"; do
   edges=$(grep -oE 'cov: [0-9]+' "$log" | tail -1 | grep -oE '[0-9]+' || echo "?")
   printf '%-16s %-6s %10s runs  %6s edges  (%s s)\n' "$name" "$result" "$runs" "$edges" "$seconds"
   [ "$result" = ok ] || tail -40 "$log" >&2
+  if [ "${FUZZ_KEEP:-0}" = 1 ] && [ "$result" = ok ]; then
+    if "$build/tests/fuzz/fuzz_$name" -merge=1 -timeout=30 -rss_limit_mb=2048 \
+         "tests/fuzz/corpus/$name" "$scratch" >"$findings/$name-merge.log" 2>&1; then
+      echo "$name: $(grep -oE 'MERGE-OUTER: [0-9]+ new files.*' "$findings/$name-merge.log")"
+    else
+      echo "$name: merge FAILED, see $findings/$name-merge.log" >&2
+      status=1
+    fi
+  fi
   rm -rf "$scratch"
 done
 exit $status
