@@ -675,9 +675,14 @@ def wire_of(wires, scenario, load, url, server):
     if not rows:
         return None
     sizes = [w["head_bytes"] + w["body_wire_bytes"] for w in rows]
+    # The original's length: any identity response to the URL.
+    plain = {w["body_bytes"] for w in wires if w.get("url") == url and not w.get("na")
+             and not w.get("content_encoding")}
+    wrong = [w for w in rows if w.get("decoded_bytes") is not None and plain
+             and w["decoded_bytes"] not in plain]
     return {"bytes": median(sizes), "body": median([w["body_wire_bytes"] for w in rows]),
             "coding": rows[0]["content_encoding"] or "identity",
-            "varied": min(sizes) != max(sizes)}
+            "varied": min(sizes) != max(sizes), "wrong": bool(wrong)}
 
 
 def render_compression(cells, wires):
@@ -730,6 +735,7 @@ def render_compression(cells, wires):
             line += [f"{fmt(c['cpu_us_per_req'], 1)} ({fmt(lo, 1)}–{fmt(hi, 1)})",
                      fmt(c["rps"]) + mark,
                      (fmt(w["bytes"]) + ("*" if w["varied"] else "")
+                      + (" (decodes to another length!)" if w["wrong"] else "")
                       + ("" if w["coding"] == coding else f" ({w['coding']})")) if w else "–"]
         p, n = cells.get((scenario, load, url, "portico")), cells.get((scenario, load, url, "nginx"))
         if p and n and "na" not in p and "na" not in n and n.get("cpu_us_per_req"):
