@@ -55,9 +55,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-wait_port() { # wait_port PORT: until something answers there (10 s)
+wait_port() { # wait_port PORT: until something answers there (60 s: valgrind starts slowly on a busy machine)
   local i
-  for ((i = 0; i < 200; i++)); do
+  for ((i = 0; i < 1200; i++)); do
     (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
     sleep 0.05
   done
@@ -141,7 +141,8 @@ run() {
     --callgrind-out-file="$dir/callgrind.out.%p" "$PORTICO" -c "$RUN/$config.toml" >"$dir/log" 2>&1 &
   pid=$!
   STARTED+=("$pid")
-  wait_port "$PORT" || { echo "portico did not start" >&2; cat "$dir/log" >&2; return 1; }
+  # run is called in $(...): STARTED does not reach the exit trap from here.
+  wait_port "$PORT" || { echo "portico did not start" >&2; cat "$dir/log" >&2; stop "$pid"; return 1; }
   for c in "${CASES[@]}"; do
     IFS='|' read -r cfg name tool accept url divisor <<<"$c"
     [ "$cfg" = "$config" ] && load "$tool" "$accept" "$url" "$WARM" >/dev/null 2>&1
