@@ -7,6 +7,7 @@
 
 const http = require('node:http');
 const crypto = require('node:crypto');
+const { DATA_JSON, SMALL_JSON } = require('./data.js');
 
 // Loopback by default; a container sets HOST=0.0.0.0, since portico reaches
 // it from another container (Compose) or pod (Kubernetes).
@@ -123,6 +124,12 @@ const server = http.createServer((req, res) => {
       break;
     case '/image.jpg':
       send(res, 200, 'image/jpeg', IMAGE);
+      break;
+    case '/data.json':
+      send(res, 200, 'application/json', DATA_JSON);
+      break;
+    case '/small.json':
+      send(res, 200, 'application/json', SMALL_JSON);
       break;
     default:
       send(res, 404, 'text/plain', 'Not Found\n');

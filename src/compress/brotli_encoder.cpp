@@ -24,8 +24,10 @@ uint32_t window_bits_for(uint64_t whole_size) {
 
 class BrotliEncoder final : public StreamEncoder {
 public:
-    BrotliEncoder(int level, uint64_t whole_size)
-        : state_(BrotliEncoderCreateInstance(nullptr, nullptr, nullptr)) {
+    BrotliEncoder(int level, uint64_t whole_size, EncoderMemory* memory)
+        : state_(memory ? BrotliEncoderCreateInstance(EncoderMemory::brotli_allocate,
+                                                      EncoderMemory::brotli_release, memory)
+                        : BrotliEncoderCreateInstance(nullptr, nullptr, nullptr)) {
         if (!state_) return;
         BrotliEncoderSetParameter(state_, BROTLI_PARAM_QUALITY, static_cast<uint32_t>(level));
         BrotliEncoderSetParameter(state_, BROTLI_PARAM_LGWIN,
@@ -68,8 +70,9 @@ private:
 
 }  // namespace
 
-std::unique_ptr<StreamEncoder> make_brotli_encoder(int level, uint64_t whole_size) {
-    auto encoder = std::make_unique<BrotliEncoder>(level, whole_size);
+std::unique_ptr<StreamEncoder> make_brotli_encoder(int level, uint64_t whole_size,
+                                                   EncoderMemory* memory) {
+    auto encoder = std::make_unique<BrotliEncoder>(level, whole_size, memory);
     if (!encoder->initialized()) return nullptr;
     return encoder;
 }

@@ -19,16 +19,19 @@ namespace portico::compress {
 class CompressionFilter final : public http::ResponseFilter {
 public:
     // `cache`: the worker's compressed bodies; `blocks`: where a stream's
-    // output block comes from (its size bounds a stream's output memory).
+    // output block comes from (its size bounds a stream's output memory);
+    // `memory`: the worker's encoder memory, reused from stream to stream.
     CompressionFilter(const config::CompressConfig& config, CompressedCache& cache,
-                      core::BufferPool& blocks, metrics::WorkerCounters& counters)
-        : config_(config), cache_(cache), blocks_(blocks), counters_(counters) {}
+                      core::BufferPool& blocks, EncoderMemory& memory,
+                      metrics::WorkerCounters& counters)
+        : config_(config), cache_(cache), blocks_(blocks), memory_(memory), counters_(counters) {}
 
     http::Exchange& wrap(http::Exchange& client) override;
 
     const config::CompressConfig& config() const { return config_; }
     CompressedCache& cache() { return cache_; }
     core::BufferPool& blocks() { return blocks_; }
+    EncoderMemory& memory() { return memory_; }
     // A response compressed on the fly is out: `in` body bytes became
     // `out`; `cached`: the compressed cache had them.
     void count(config::Coding coding, uint64_t in, uint64_t out, bool cached) {
@@ -41,6 +44,7 @@ private:
     const config::CompressConfig& config_;
     CompressedCache& cache_;
     core::BufferPool& blocks_;
+    EncoderMemory& memory_;
     metrics::WorkerCounters& counters_;
     // Every exchange made, reused from free_: as many as responses ever ran
     // at once here, each keeping only its header storage between uses.

@@ -9,7 +9,12 @@ namespace {
 
 class GzipEncoder final : public StreamEncoder {
 public:
-    explicit GzipEncoder(int level) {
+    GzipEncoder(int level, EncoderMemory* memory) {
+        if (memory) {
+            stream_.zalloc = EncoderMemory::zlib_allocate;
+            stream_.zfree = EncoderMemory::zlib_release;
+            stream_.opaque = memory;
+        }
         // windowBits 15 + 16 asks for the gzip wrapper, which is what
         // Content-Encoding: gzip means (not zlib's own, not raw deflate);
         // memLevel 8 is zlib's default. The state is then 256 KiB, and the
@@ -51,8 +56,8 @@ private:
 
 }  // namespace
 
-std::unique_ptr<StreamEncoder> make_gzip_encoder(int level) {
-    auto encoder = std::make_unique<GzipEncoder>(level);
+std::unique_ptr<StreamEncoder> make_gzip_encoder(int level, EncoderMemory* memory) {
+    auto encoder = std::make_unique<GzipEncoder>(level, memory);
     if (!encoder->initialized()) return nullptr;
     return encoder;
 }

@@ -2,11 +2,14 @@
 
 namespace portico::compress {
 
-std::unique_ptr<StreamEncoder> make_encoder(config::Coding coding, int level, uint64_t whole_size) {
+std::unique_ptr<StreamEncoder> make_encoder(config::Coding coding, int level, uint64_t whole_size,
+                                            EncoderMemory* memory) {
     switch (coding) {
-    case config::Coding::br: return make_brotli_encoder(level, whole_size);
+    case config::Coding::br: return make_brotli_encoder(level, whole_size, memory);
+    // Custom allocators are in zstd's experimental API (ZSTD_customMem):
+    // its contexts come from malloc.
     case config::Coding::zstd: return make_zstd_encoder(level, whole_size);
-    case config::Coding::gzip: return make_gzip_encoder(level);
+    case config::Coding::gzip: return make_gzip_encoder(level, memory);
     }
     return nullptr;
 }

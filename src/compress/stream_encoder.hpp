@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 
+#include "compress/encoder_memory.hpp"
 #include "config/coding.hpp"
 
 namespace portico::compress {
@@ -39,15 +40,18 @@ protected:
 // `whole_size`: the input's whole size when it is known (a file compressed
 // once), which lets the library size its window to it; 0 for a stream of
 // unknown length, which gets a smaller window so that a long-lived stream
-// (server-sent events) holds less memory. nullptr when out of memory.
-std::unique_ptr<StreamEncoder> make_encoder(config::Coding coding, int level, uint64_t whole_size);
+// (server-sent events) holds less memory. `memory`: where gzip's and br's
+// state comes from and goes back to (the worker's; nullptr: malloc). The
+// encoder must be gone before it. nullptr when out of memory.
+std::unique_ptr<StreamEncoder> make_encoder(config::Coding coding, int level, uint64_t whole_size,
+                                            EncoderMemory* memory = nullptr);
 
 // `input` compressed whole; nullopt when the library failed.
 std::optional<std::string> compress_whole(config::Coding coding, int level, std::string_view input);
 
 // One per library (gzip_encoder.cpp, brotli_encoder.cpp, zstd_encoder.cpp).
-std::unique_ptr<StreamEncoder> make_gzip_encoder(int level);
-std::unique_ptr<StreamEncoder> make_brotli_encoder(int level, uint64_t whole_size);
+std::unique_ptr<StreamEncoder> make_gzip_encoder(int level, EncoderMemory* memory);
+std::unique_ptr<StreamEncoder> make_brotli_encoder(int level, uint64_t whole_size, EncoderMemory* memory);
 std::unique_ptr<StreamEncoder> make_zstd_encoder(int level, uint64_t whole_size);
 
 }  // namespace portico::compress

@@ -56,7 +56,7 @@ ServerContext::ServerContext(uv_loop_t* loop, const config::Config& config,
         // one chunk per 64 KiB of compressed bytes at most.
         filters.push_back(location.compress ? std::make_unique<compress::CompressionFilter>(
                                                   *location.compress, compressed_cache,
-                                                  upstream_buffers, this->counters)
+                                                  upstream_buffers, encoder_memory, this->counters)
                                             : nullptr);
         location_streams_body.push_back(std::any_of(
             handlers.back().begin(), handlers.back().end(),

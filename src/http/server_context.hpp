@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "compress/compressed_cache.hpp"
+#include "compress/encoder_memory.hpp"
 #include "config/config.hpp"
 #include "core/buffer_pool.hpp"
 #include "core/http_date.hpp"
@@ -51,6 +52,10 @@ struct ServerContext {
     // Static bodies compressed whole, for every compress location: a hot
     // asset is compressed once, not per request (compress/compressed_cache.hpp).
     compress::CompressedCache compressed_cache{32 * 1024 * 1024};
+    // The state of finished gzip and br streams, for the next ones (no page
+    // faults per response; compress/encoder_memory.hpp). Declared before
+    // the filters, whose encoders give it back when they go.
+    compress::EncoderMemory encoder_memory{8 * 1024 * 1024};
     // upstreams[i] is config.upstreams[i] in this worker.
     std::vector<std::unique_ptr<proxy::Upstream>> upstreams;
     // handlers[i] serve config.locations[i], tried in order (declared last:

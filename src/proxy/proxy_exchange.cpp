@@ -19,6 +19,8 @@ namespace {
 
 // A retry must resend the body: it is kept while it is small.
 constexpr size_t max_replay_bytes = 64 * 1024;
+// Upstream blocks read in one readiness event (see on_upstream_event).
+constexpr int max_blocks_per_event = 4;
 
 bool is_idempotent(uint8_t method) {
     return method == HTTP_GET || method == HTTP_HEAD || method == HTTP_PUT ||
@@ -270,20 +272,32 @@ void ProxyExchange::on_upstream_event(UpstreamConnection&, int events) {
         return;
     }
     if (events & core::io_writable) write_upstream();
-    if ((events & core::io_readable) && phase_ != Phase::done) read_upstream();
+    if (!(events & core::io_readable)) return;
+    // A read that filled the block left more queued on the socket: read it
+    // now, each block still passed on (compressed and flushed) as it comes,
+    // while the client takes what it gets at once. A response then goes
+    // through in one turn of the loop instead of one turn per block, so a
+    // compressing stream's encoder (1.6 MiB of brotli tables at level 6)
+    // works in a warm cache instead of being evicted by the other streams'
+    // between two blocks. Bounded: other connections wait no more than
+    // this many blocks.
+    for (int blocks = 0; blocks < max_blocks_per_event && phase_ != Phase::done; ++blocks) {
+        if (!read_upstream()) break;
+        if (!connection_ || waiting_for_client_ || input_filled_ != 0) break;
+    }
 }
 
-void ProxyExchange::read_upstream() {
+bool ProxyExchange::read_upstream() {
     if (input_ == nullptr) input_ = response_buffers_.acquire();
     size_t room = response_buffers_.block_size() - input_filled_;
     ssize_t received = ::read(connection_->fd(), input_ + input_filled_, room);
     if (received < 0) {
         if (errno != EAGAIN && errno != EINTR) fail(metrics::UpstreamError::reset, std::strerror(errno));
-        return;
+        return false;
     }
     if (received == 0) {
         on_upstream_closed();
-        return;
+        return false;
     }
     response_byte_seen_ = true;
     input_filled_ += static_cast<size_t>(received);
@@ -294,7 +308,7 @@ void ProxyExchange::read_upstream() {
         forward_body({input_ + from, input_filled_ - from});
         if (phase_ != Phase::done && !waiting_for_client_) input_filled_ = input_parsed_ = 0;
         update_watch();
-        return;
+        return static_cast<size_t>(received) == room;
     }
     parse_response();
     // More of this response is to come, and the socket had nothing more: the
@@ -304,6 +318,7 @@ void ProxyExchange::read_upstream() {
     // bulk body, which Nagle does not hold back).
     bool socket_drained = static_cast<size_t>(received) < room;
     if (phase_ == Phase::exchanging && connection_ && socket_drained) connection_->acknowledge_now();
+    return !socket_drained;
 }
 
 void ProxyExchange::parse_response() {

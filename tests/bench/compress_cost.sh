@@ -7,10 +7,10 @@
 #   PORTICO_BIN=/path/to/portico tests/bench/compress_cost.sh plain   only the config without compress
 #
 # Two configs, the bench's static one (root for .html/.css, the rest
-# proxied to a node:http upstream) without and with `compress = true` on
-# both locations. Cases: /index.html, /hello and the CSS asset without
-# compress (what a location without compress pays: nothing, compared binary
-# to binary);
+# proxied to the demo app, deploy/demo-app) without and with `compress =
+# true` on both locations. Cases: /index.html, /hello and the CSS asset
+# without compress (what a location without compress pays: nothing,
+# compared binary to binary);
 # with compress, /index.html and a 20 KB CSS asset for a client that
 # accepts no coding, the CSS asset in br and gzip (a hot asset: from the
 # compressed cache after the warm-up), /hello with gzip (below
@@ -55,43 +55,22 @@ cleanup() {
 }
 trap cleanup EXIT
 
-wait_port() { # wait_port PORT: until something answers there (10 s)
+wait_port() { # wait_port PORT: until something answers there (60 s: valgrind starts slowly on a busy machine)
   local i
-  for ((i = 0; i < 200; i++)); do
+  for ((i = 0; i < 1200; i++)); do
     (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
     sleep 0.05
   done
   return 1
 }
 
-# The site: the repository's www and a 20 KB stylesheet; the upstream's JSON
-# is 100 KB. Both compressible text, different all along.
+# The site: the repository's www and a 20 KB stylesheet (bench.py css, as
+# run.sh's compress scenarios); the upstream is the demo app, whose
+# /data.json is 100 KiB of JSON and /small.json its first 2 KiB. Both
+# compressible text, different all along.
 cp -r "$ROOT/www" "$RUN/www"
-python3 - "$RUN/www/app.css" <<'PYEOF'
-import sys
-rules = []
-i = 0
-while sum(map(len, rules)) < 20 * 1024:
-    rules.append(f".card-{i} {{ margin: {i % 17}px; color: #{(i * 7919) % 0xffffff:06x}; }}\n")
-    i += 1
-open(sys.argv[1], "w").write("".join(rules)[: 20 * 1024])
-PYEOF
-PORT=$APP_PORT taskset -c 1 node -e '
-  const http = require("node:http");
-  const items = [];
-  for (let i = 0; JSON.stringify(items).length < 100 * 1024; i++)
-    items.push({ id: i, name: "user " + (i * 7919 % 100003), active: i % 3 !== 0 });
-  const json = JSON.stringify(items).slice(0, 100 * 1024);
-  http.createServer((req, res) => {
-    if (req.url === "/data.json" || req.url === "/small.json") {
-      const body = req.url === "/data.json" ? json : json.slice(0, 2048);
-      res.writeHead(200, { "Content-Type": "application/json", "Content-Length": Buffer.byteLength(body) });
-      res.end(body);
-    } else {
-      res.writeHead(200, { "Content-Type": "text/plain", "Content-Length": 11 });
-      res.end("Hello World");
-    }
-  }).listen(Number(process.env.PORT), "127.0.0.1");' >"$RUN/app.log" 2>&1 &
+$PY css "$RUN/www/app.css" 20480
+PORT=$APP_PORT taskset -c 1 node "$ROOT/deploy/demo-app/server.js" >"$RUN/app.log" 2>&1 &
 STARTED+=($!)
 wait_port "$APP_PORT" || { echo "the upstream did not start" >&2; cat "$RUN/app.log" >&2; exit 1; }
 
@@ -162,7 +141,8 @@ run() {
     --callgrind-out-file="$dir/callgrind.out.%p" "$PORTICO" -c "$RUN/$config.toml" >"$dir/log" 2>&1 &
   pid=$!
   STARTED+=("$pid")
-  wait_port "$PORT" || { echo "portico did not start" >&2; cat "$dir/log" >&2; return 1; }
+  # run is called in $(...): STARTED does not reach the exit trap from here.
+  wait_port "$PORT" || { echo "portico did not start" >&2; cat "$dir/log" >&2; stop "$pid"; return 1; }
   for c in "${CASES[@]}"; do
     IFS='|' read -r cfg name tool accept url divisor <<<"$c"
     [ "$cfg" = "$config" ] && load "$tool" "$accept" "$url" "$WARM" >/dev/null 2>&1

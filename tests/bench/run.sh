@@ -8,15 +8,19 @@
 #   tests/bench/run.sh --scenario tls,tls-rsa --quick      the TLS cells only
 #   tests/bench/run.sh --scenario h2 [--quick]             the HTTP/2 cells only
 #   tests/bench/run.sh --scenario h2 --parts cost          HTTP/2 instructions per request only
+#   tests/bench/run.sh --scenario compress-1,compress-6    the compression cells only
 #   tests/bench/run.sh --render results/raw/STAMP    re-render a run's tables
 #
 # Options (lists are comma-separated):
-#   --server LIST     app, portico, nginx, h2o, haproxy         (default: all)
-#   --scenario LIST   app, proxy, static, proxy-noka, tls, tls-rsa, h2  (default: all;
+#   --server LIST     app, portico, nginx, h2o, haproxy, express  (default: all)
+#   --scenario LIST   app, proxy, static, proxy-noka, tls, tls-rsa, h2,
+#                     compress-1, compress-6                     (default: all;
 #                     with --parts cost: h2 alone measures only the HTTP/2 cases)
-#   --load LIST       wrk100, wrk1000, ab, full-hs, resumed-hs, h2-m10, h2-m1, page
+#   --load LIST       wrk100, wrk1000, ab, full-hs, resumed-hs, h2-m10, h2-m1, page,
+#                     wrk100-gzip, wrk100-br
 #                     (default: all; full-hs and resumed-hs exist in the tls
-#                     scenarios only, h2-m10, h2-m1 and page in h2 only)
+#                     scenarios only, h2-m10, h2-m1 and page in h2 only,
+#                     wrk100-gzip and wrk100-br in the compress ones only)
 #   --url LIST        only these URLs (each scenario keeps its own when empty)
 #   --parts LIST      throughput, cost, memory                  (default: all;
 #                     with --scenario/--load/--url only throughput unless given)
@@ -28,7 +32,8 @@
 #   --no-install      do not apt-get anything
 #   --no-build        use build/portico as it is (or PORTICO_BIN)
 #
-# Environment: PORTICO_BIN (default build/portico), BENCH_PORT (18080),
+# Environment: PORTICO_BIN (default build/portico), BENCH_PORT (18080; the
+# compress scenarios' Express listens there too, as the server under test),
 # BENCH_TLS_PORT (18443, the tls scenarios' TLS listener), BENCH_APP_PORT (3000).
 #
 # The servers and the Node app are pinned to CPU 1, the load tools to CPU 0.
@@ -112,12 +117,17 @@ want_part() { in_list "$1" "$PARTS"; }
 # tls, tls-rsa and h2 are the static scenario's config with a TLS listener on
 # TLS_PORT (ECDSA P-256 or RSA 2048 certificate); their cells go there. h2: the
 # TLS listener offers h2 by ALPN and every cell is HTTP/2 (h2load).
-SCENARIOS="app proxy static proxy-noka tls tls-rsa h2"
+# compress-1 and compress-6: compression at level 1 or 6 (gzip and br alike;
+# level_of) of a 20 KB stylesheet from disk (COMPRESS_CSS, made at the run's
+# start) and of the demo app's 100 KiB /data.json, proxied; Express with
+# compression() serves the same two itself (tests/bench/express).
+SCENARIOS="app proxy static proxy-noka tls tls-rsa h2 compress-1 compress-6"
 servers_of() {
   case "$1" in
     app) echo app ;;
     proxy|proxy-noka|tls|tls-rsa|h2) echo portico nginx h2o haproxy ;;
     static) echo portico nginx h2o ;;
+    compress-*) echo portico nginx express ;;
   esac
 }
 urls_of() {
@@ -127,8 +137,23 @@ urls_of() {
     proxy-noka) echo /hello ;;
     tls|h2) echo /index.html /image.jpg /hello ;;
     tls-rsa) echo /index.html ;;
+    compress-*) echo "$COMPRESS_CSS" /data.json ;;
   esac
 }
+level_of() { # the compression level of a compress scenario (gzip level, brotli quality)
+  case "$1" in
+    compress-*) echo "${1#compress-}" ;;
+    *) echo 6 ;;
+  esac
+}
+# The Accept-Encoding a load sends; nothing for the loads without one.
+accept_of() {
+  case "$1" in
+    wrk100-gzip) echo gzip ;;
+    wrk100-br) echo br ;;
+  esac
+}
+NGINX_BROTLI=/usr/lib/nginx/modules/ngx_http_brotli_filter_module.so
 tls_of() { # the certificate's key type of a TLS scenario; nothing for cleartext
   case "$1" in
     tls|h2) echo ecdsa ;;
@@ -138,6 +163,7 @@ tls_of() { # the certificate's key type of a TLS scenario; nothing for cleartext
 config_of() { # the config template a scenario uses
   case "$1" in
     tls|tls-rsa|h2) echo static ;;
+    compress-*) echo compress ;;
     *) echo "$1" ;;
   esac
 }
@@ -146,6 +172,7 @@ possible_urls_of() {
   case "$1" in
     app|proxy|proxy-noka) echo /hello / /image.jpg /api/time ;;
     static) echo /index.html /image.jpg / /hello ;;
+    compress-*) urls_of "$1" ;;
   esac
 }
 cell_urls() {
@@ -159,6 +186,8 @@ tags_of() {
     proxy) echo -n proxy,keepalive ;;
     static) echo -n static,keepalive ;;
     proxy-noka) echo -n proxy,nokeepalive ;;
+    compress) echo -n compress,keepalive
+              [ -e "$NGINX_BROTLI" ] && echo -n ,brotli ;;
   esac
   if [ "$1" = h2 ]; then echo ,tls,h2
   elif [ -n "$tls" ]; then echo ,tls,tls-h1
@@ -179,6 +208,13 @@ cells_of() {
     tls-rsa) list=("full-hs /index.html") ;;
     h2) list=("h2-m10 /index.html" "h2-m1 /index.html" "h2-m10 /image.jpg" "h2-m1 /image.jpg"
               "h2-m10 /hello" "h2-m1 /hello" "page $PAGE_URL") ;;
+    # Each URL in gzip and br; uncompressed (wrk100, no Accept-Encoding) in
+    # compress-6 only: the level does not matter to it.
+    compress-*)
+      for url in $(cell_urls "$scenario"); do
+        [ "$scenario" = compress-6 ] && list+=("wrk100 $url")
+        list+=("wrk100-gzip $url" "wrk100-br $url")
+      done ;;
     *) for url in $(cell_urls "$scenario"); do
          for load in $LOADS; do list+=("$load $url"); done
        done ;;
@@ -191,6 +227,8 @@ cells_of() {
     if [ "$server" = haproxy ] && [ "$load" != full-hs ] && [ "$load" != resumed-hs ] &&
        [ -n "$(tls_of "$scenario")" ] && [ "$url" != /hello ]; then
       echo "$cell serves no files"
+    elif [ "$server" = nginx ] && [ "$load" = wrk100-br ] && [ ! -e "$NGINX_BROTLI" ]; then
+      echo "$cell no brotli module (Debian's libnginx-mod-http-brotli-filter is not installed)"
     else
       echo "$cell"
     fi
@@ -215,6 +253,17 @@ for ((i = 0; i < ${#PAGE_KB[@]}; i++)); do
   if ((i % 2)); then PAGE_FILES+=("$(printf '/asset/a%02d.js' $((i + 1)))")
   else PAGE_FILES+=("$(printf '/asset/a%02d.css' $((i + 1)))"); fi
 done
+
+# --- compression assets ----------------------------------------------------------------------
+# The compress scenarios' stylesheet: 20 KB of CSS rules, each different
+# (bench.py css), in the run's temp dir (ASSETS/css/), served from disk by
+# portico, nginx and Express alike.
+COMPRESS_CSS=/css/app.css
+make_compress_assets() {
+  [ -e "$ASSETS$COMPRESS_CSS" ] && return 0
+  mkdir -p "$ASSETS/css"
+  $PY css "$ASSETS$COMPRESS_CSS" 20480
+}
 
 # --- processes -------------------------------------------------------------------
 STARTED=()           # every pid this script started in the background
@@ -270,6 +319,7 @@ install_missing() {
     command -v "$cmd" >/dev/null 2>&1 || need+=("$pkg")
   done
   [ -x /usr/bin/time ] || need+=(time)
+  [ -e "$NGINX_BROTLI" ] || need+=(libnginx-mod-http-brotli-filter)   # nginx's br (compress scenarios)
   [ ${#need[@]} -eq 0 ] && return 0
   mapfile -t need < <(printf '%s\n' "${need[@]}" | sort -u)
   echo "installing: ${need[*]}" >&2
@@ -286,7 +336,18 @@ install_missing() {
   done
   if [ "$POLICY_CREATED" = 1 ]; then as_root rm -f /usr/sbin/policy-rc.d; POLICY_CREATED=0; fi
 }
+# Express and compression() for the compress scenarios, at the versions of
+# tests/bench/express/package-lock.json, into its node_modules (not in git).
+install_express() {
+  [ -d "$HERE/express/node_modules/compression" ] && return 0
+  command -v npm >/dev/null 2>&1 || { echo "npm missing: express cells n/a" >&2; return 1; }
+  echo "installing: express, compression (npm ci in tests/bench/express)" >&2
+  npm ci --prefix "$HERE/express" --no-audit --no-fund >"$RUN/npm.log" 2>&1 ||
+    { tail -5 "$RUN/npm.log" >&2; echo "could not install express: express cells n/a" >&2; }
+}
+compress_wanted() { in_list compress-1 "$F_SCENARIOS" || in_list compress-6 "$F_SCENARIOS"; }
 [ "$INSTALL" = 1 ] && install_missing
+[ "$INSTALL" = 1 ] && want_part throughput && compress_wanted && in_list express "$F_SERVERS" && install_express
 for tool in wrk ab node taskset /usr/bin/time; do
   command -v "$tool" >/dev/null 2>&1 || die "$tool is missing (run without --no-install)"
 done
@@ -331,6 +392,10 @@ version_of() {
     h2o) h2o --version 2>/dev/null | head -1 ;;
     haproxy) haproxy -v 2>/dev/null | head -1 | awk '{print "HAProxy " $3}' ;;
     node) echo "node $(node --version)" ;;
+    express) [ -d "$HERE/express/node_modules/compression" ] &&
+               (cd "$HERE/express" && node -p '"express " + require("express/package.json").version + ", compression " + require("compression/package.json").version') ;;
+    nginx-brotli) [ -e "$NGINX_BROTLI" ] &&
+                    dpkg-query -W -f '${Package} ${Version}' libnginx-mod-http-brotli-filter 2>/dev/null ;;
     wrk) wrk -v 2>&1 | head -1 | awk '{print $1, $2}' ;;
     h2load) h2load --version 2>/dev/null | head -1 | sed 's/ nghttp2\// /' ;;
     openssl) openssl version 2>/dev/null | awk '{print $1, $2}' ;;
@@ -342,7 +407,7 @@ version_of() {
 
 write_machine() {
   local versions="" t
-  for t in portico nginx h2o haproxy node wrk ab h2load openssl valgrind strace; do
+  for t in portico nginx nginx-brotli h2o haproxy node express wrk ab h2load openssl valgrind strace; do
     local v; v=$(version_of "$t" 2>/dev/null); [ -n "$v" ] && versions+="${versions:+, }$v"
   done
   local elapsed=$(( $(date +%s) - T0 ))
@@ -464,7 +529,7 @@ start_server() {
   fi
   local values=(PORT="$PORT" APP_PORT="$APP_PORT" WWW="$WWW" RUN="$RUN" TLS_PORT="$TLS_PORT"
                 CERT="$TLS_DIR/$tls.pem" KEY="$TLS_DIR/$tls.key" CERTKEY="$TLS_DIR/$tls.haproxy.pem"
-                ASSETS="$ASSETS")
+                ASSETS="$ASSETS" LEVEL="$(level_of "$scenario")")
   case "$server" in
     portico)
       [ -x "$PORTICO" ] || { SRV_NA="no portico binary"; return 1; }
@@ -497,6 +562,12 @@ start_server() {
       $PY template "$HERE/conf/haproxy.cfg" "$conf" "$tags" "${values[@]}"
       haproxy -c -q -f "$conf" >"$RUN/t.log" 2>&1 || { SRV_NA="config rejected: $(grep -m1 ALERT "$RUN/t.log")"; return 1; }
       taskset -c $SERVER_CPU "${wrap[@]}" haproxy -f "$conf" -db >>"$log" 2>&1 &
+      ;;
+    express)
+      [ -d "$HERE/express/node_modules/compression" ] ||
+        { SRV_NA="express and compression not installed (npm ci in tests/bench/express)"; return 1; }
+      PORT=$PORT LEVEL=$(level_of "$scenario") ASSETS=$ASSETS \
+        taskset -c $SERVER_CPU "${wrap[@]}" node "$HERE/express/server.js" >>"$log" 2>&1 &
       ;;
     *) SRV_NA="unknown server"; return 1 ;;
   esac
@@ -581,6 +652,8 @@ run_cell() {
   case "$load" in
     wrk100) tool=wrk cmd=(wrk -t1 -c100 -d"${DURATION}s" --timeout 5s --latency "$target") ;;
     wrk1000) tool=wrk cmd=(wrk -t1 -c1000 -d"${DURATION}s" --timeout 5s --latency "$target") ;;
+    wrk100-gzip|wrk100-br) tool=wrk
+      cmd=(wrk -t1 -c100 -d"${DURATION}s" --timeout 5s --latency -H "Accept-Encoding: $(accept_of "$load")" "$target") ;;
     ab) tool=ab cmd=(ab -r -s 10 -n "$AB_N" -c 100 "$target") ;;
     full-hs) tool=ab limit=600 cmd=(ab -r -s 10 -n "$AB_N" -c 50 "$target") ;;
     resumed-hs) tool=h2load limit=600
@@ -600,6 +673,12 @@ run_cell() {
     --rep "$rep" --tool "$tool" --stdout "$base.out" --stderr "$base.err" --time "$base.time" \
     --pids "$pids" --app-pid "$APP_PID" --cpu0 "$c0" --app0 "$a0" --stat0 "$s0" --user0 "$u0" \
     --switches0 "$w0" "${proto[@]}"
+  # The compress cells: one more request as the load tool sends it, its
+  # bytes on the wire counted (head, body with its chunked framing).
+  if [ "$(config_of "$scenario")" = compress ]; then
+    $PY wire --out "$RAW/wire.jsonl" "$SRV_PORT" "$url" "$(accept_of "$load")" \
+      "scenario=$scenario" "server=$server" "load=$load" "rep=$rep" >/dev/null 2>>"$RAW/logs/wire.log"
+  fi
   sleep 0.5   # let the last connections close
 }
 
@@ -620,7 +699,7 @@ record_na() { # record_na SCENARIO SERVER REASON: all its cells
 # servers' order rotates from one repeat to the next, so a machine that
 # drifts during a run does not favour whoever always goes first.
 throughput() {
-  local rep scenario server url load cells cell na warm env servers i
+  local rep scenario server url load cells cell na warm env servers i accept
   declare -A na_done=()
   for ((rep = 1; rep <= REPEAT; rep++)); do
     START_TAG="repeat $rep"
@@ -663,11 +742,14 @@ throughput() {
                 "$SRV_SCHEME://127.0.0.1:$SRV_PORT$url" >/dev/null 2>&1
             fi
             warm=$url
-          elif [ "$url" != "$warm" ]; then
-            # Warm-up: file caches, upstream pools, the app's JIT.
+          elif [ "$url $(accept_of "$load")" != "$warm" ]; then
+            # Warm-up: file caches, upstream pools, the app's JIT; with the
+            # load's Accept-Encoding (the compressed cache, the encoders).
+            accept=$(accept_of "$load")
             taskset -c $CLIENT_CPU "${env[@]}" ab -k -r -s 10 -n 1000 -c 50 \
+              ${accept:+-H "Accept-Encoding: $accept"} \
               "$SRV_SCHEME://127.0.0.1:$SRV_PORT$url" >/dev/null 2>&1
-            warm=$url
+            warm="$url $accept"
           fi
           run_cell "$scenario" "$server" "$load" "$url" "$rep"
         done
@@ -922,6 +1004,7 @@ if [ "$need_tls" = 1 ]; then
   make_tls || echo "TLS cells n/a: $TLS_NA" >&2
   make_assets
 fi
+want_part throughput && compress_wanted && make_compress_assets
 if want_part throughput; then echo "throughput (repeats $REPEAT, wrk ${DURATION}s, ab -n $AB_N):"; throughput; fi
 if want_part cost; then echo "cost (callgrind $CG_N requests, strace $ST_N requests):"; cost; fi
 if want_part memory; then echo "memory ($MEM_CONNS idle connections):"; memory; fi

@@ -18,6 +18,9 @@ markdown report. Standard library only.
     bench.py callgrind-objects FILE... the Ir of each object (binary, library), as JSON
     bench.py strace-summary FILE       the calls of a strace -c summary, as JSON
     bench.py conns PORT N PATH         open N keep-alive connections, one request each, hold
+    bench.py css FILE SIZE             SIZE bytes of CSS rules, each different (compression cells)
+    bench.py wire --out F PORT PATH ACCEPT [K=V...]  one GET with that Accept-Encoding: its
+                                       bytes on the wire (head, body as framed), one JSON line
     bench.py render --dir D --out F    the markdown report from D/*.jsonl
 """
 import argparse
@@ -30,6 +33,7 @@ import socket
 import statistics
 import sys
 import time
+import zlib
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
@@ -180,6 +184,83 @@ def render_template(src, dst, tags, values):
             out.append(line)
     with open(dst, "w") as f:
         f.write("\n".join(out) + "\n")
+
+
+# --- compression cells ---------------------------------------------------------
+
+def write_css(path, size):
+    """`size` bytes of stylesheet rules, each different (margins and colours
+    vary), so that no server takes a shortcut on repeated bytes."""
+    rules, length, i = [], 0, 0
+    while length < size:
+        rule = f".card-{i} {{ margin: {i % 17}px; color: #{(i * 7919) % 0xffffff:06x}; }}\n"
+        rules.append(rule)
+        length += len(rule)
+        i += 1
+    with open(path, "w") as f:
+        f.write("".join(rules)[:size])
+
+
+def wire_bytes(port, path, accept):
+    """One keep-alive GET as wrk sends it (HTTP/1.1, Host, the Accept-Encoding
+    when given): the bytes of the response's head and of its body as framed
+    (chunk sizes included), its codings, and the body's length once unchunked
+    (and, for gzip, once decompressed)."""
+    request = f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+    if accept:
+        request += f"Accept-Encoding: {accept}\r\n"
+    request += "\r\n"
+    sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+    sock.sendall(request.encode())
+    data = b""
+
+    def more():
+        nonlocal data
+        chunk = sock.recv(65536)
+        if not chunk:
+            raise OSError("connection closed before the response's end")
+        data += chunk
+
+    while b"\r\n\r\n" not in data:
+        more()
+    head_len = data.index(b"\r\n\r\n") + 4
+    lines = data[:head_len].decode("latin-1").split("\r\n")
+    headers = {}
+    for line in lines[1:]:
+        if ":" in line:
+            k, v = line.split(":", 1)
+            headers[k.strip().lower()] = v.strip()
+    body = b""
+    pos = head_len
+    if "content-length" in headers:
+        end = head_len + int(headers["content-length"])
+        while len(data) < end:
+            more()
+        body, pos = data[head_len:end], end
+    elif "chunked" in headers.get("transfer-encoding", "").lower():
+        while True:
+            while b"\r\n" not in data[pos:]:
+                more()
+            line_end = data.index(b"\r\n", pos)
+            size = int(data[pos:line_end].split(b";")[0], 16)
+            while len(data) < line_end + 2 + size + 2:
+                more()
+            body += data[line_end + 2:line_end + 2 + size]
+            pos = line_end + 2 + size + 2
+            if size == 0:
+                break
+    else:
+        raise OSError("a response without a length nor chunks")
+    sock.close()
+    r = {"status": int(lines[0].split()[1]), "head_bytes": head_len,
+         "body_wire_bytes": pos - head_len, "body_bytes": len(body),
+         "content_encoding": headers.get("content-encoding", ""),
+         "transfer_encoding": headers.get("transfer-encoding", "")}
+    if r["content_encoding"] == "gzip":
+        r["decoded_bytes"] = len(zlib.decompress(body, 31))
+    elif not r["content_encoding"]:
+        r["decoded_bytes"] = len(body)
+    return r
 
 
 # --- load tool output -------------------------------------------------------------
@@ -479,12 +560,13 @@ def tls_probe(port, cafile, path, kind):
 
 # --- report -----------------------------------------------------------------------
 
-URL_ORDER = {"/hello": 0, "/": 1, "/index.html": 2, "/image.jpg": 3, "/asset/": 4}
+URL_ORDER = {"/hello": 0, "/": 1, "/index.html": 2, "/image.jpg": 3, "/asset/": 4,
+             "/css/app.css": 5, "/data.json": 6}
 LOSS_MARGIN = 0.05  # differences below this are not listed as losses
 NOISY_PCT = 10  # other processes' share of a benchmark CPU that makes a cell suspect
 
-SERVERS = ["app", "portico", "nginx", "h2o", "haproxy"]
-OTHERS = ["nginx", "h2o", "haproxy"]
+SERVERS = ["app", "portico", "nginx", "h2o", "haproxy", "express"]
+OTHERS = ["nginx", "h2o", "haproxy", "express"]
 SCENARIO_TITLE = {
     "app": "app direct (Node, no server)",
     "proxy": "proxy only",
@@ -493,12 +575,15 @@ SCENARIO_TITLE = {
     "tls": "TLS 1.3, ECDSA P-256",
     "tls-rsa": "TLS 1.3, RSA 2048",
     "h2": "HTTP/2 (TLS 1.3, ALPN h2)",
+    "compress-1": "compression, level 1",
+    "compress-6": "compression, level 6",
 }
 LOAD_TITLE = {"wrk100": "wrk -c100", "wrk1000": "wrk -c1000", "ab": "ab -c100 (new conn/req)",
               "full-hs": "ab -c50 (full handshake/req)",
               "resumed-hs": "h2load -c50 (resumed handshake/req)",
               "h2-m10": "h2load -c100 -m10", "h2-m1": "h2load -c100 -m1",
-              "page": "h2load -c1 -m20 (page: 20 assets)"}
+              "page": "h2load -c1 -m20 (page: 20 assets)",
+              "wrk100-gzip": "wrk -c100, gzip", "wrk100-br": "wrk -c100, br"}
 
 
 def load_jsonl(path):
@@ -550,6 +635,8 @@ def aggregate(rows):
         agg["client_bound"] = sum(1 for r in ok if r.get("client_bound")) * 2 > len(ok)
         agg["noisy"] = max(agg.get("noise_cpu0_pct") or 0, agg.get("noise_cpu1_pct") or 0) > NOISY_PCT
         agg["rps_spread"] = (min(r["rps"] for r in ok), max(r["rps"] for r in ok))
+        cpus = [r["cpu_us_per_req"] for r in ok if r.get("cpu_us_per_req") is not None]
+        agg["cpu_spread"] = (min(cpus), max(cpus)) if cpus else None
         out[key] = agg
     return out
 
@@ -578,6 +665,114 @@ def fmt_ms(value):
     if value < 10:
         return f"{value:.1f}"
     return f"{value:.0f}"
+
+
+def wire_of(wires, scenario, load, url, server):
+    """The bytes on the wire of a compress cell: (head + body as framed, the
+    body's coding, whether the repeats differed), or None."""
+    rows = [w for w in wires if (w.get("scenario"), w.get("load"), w.get("url"), w.get("server"))
+            == (scenario, load, url, server) and not w.get("na")]
+    if not rows:
+        return None
+    sizes = [w["head_bytes"] + w["body_wire_bytes"] for w in rows]
+    # The original's length: any identity response to the URL.
+    plain = {w["body_bytes"] for w in wires if w.get("url") == url and not w.get("na")
+             and not w.get("content_encoding")}
+    wrong = [w for w in rows if w.get("decoded_bytes") is not None and plain
+             and w["decoded_bytes"] not in plain]
+    return {"bytes": median(sizes), "body": median([w["body_wire_bytes"] for w in rows]),
+            "coding": rows[0]["content_encoding"] or "identity",
+            "varied": min(sizes) != max(sizes), "wrong": bool(wrong)}
+
+
+def render_compression(cells, wires):
+    """The compress scenarios side by side: per URL, coding and level, each
+    server's CPU per request (median, min–max), req/s and bytes on the wire;
+    then the issue's two targets, met or not."""
+    L = ["## Compression", ""]
+    L.append("`/css/app.css`: a 20 KB stylesheet from disk (portico: `compress = true`, so from "
+             "its compressed cache after the first request; nginx `gzip on` / `brotli on` "
+             "compresses it again for every response; Express: `express.static` behind "
+             "`compression()`, the same). `/data.json`: the demo app's 100 KiB JSON, proxied "
+             "by portico and nginx (upstream keep-alive), sent by Express itself. Level N: "
+             "gzip level N and brotli quality N on every server. `wrk -t1 -c100` with "
+             "`Accept-Encoding: gzip` or `br` (none for identity). **bytes**: one response as "
+             "wrk asks for it, head + body as framed (chunk sizes included), read after each "
+             "run; `*` = not the same in every repeat. CPU µs/req: the server's "
+             "utime+stime over the requests, median and min–max of the repeats; for the "
+             "proxied rows the Node app's own CPU is not in it (portico and nginx), for "
+             "Express it is (the app compresses).")
+    L.append("")
+    servers = [s for s in ("portico", "nginx", "express")
+               if any(k[3] == s and k[0].startswith("compress-") for k in cells)]
+    header = ["URL", "coding", "level"]
+    for s in servers:
+        header += [f"{s} CPU µs/req (min–max)", f"{s} req/s", f"{s} bytes"]
+    header += ["portico / nginx CPU"]
+    L.append("| " + " | ".join(header) + " |")
+    L.append("|" + "---|" * len(header))
+    coding_of = {"wrk100": "identity", "wrk100-gzip": "gzip", "wrk100-br": "br"}
+    keys = sorted({k[:3] for k in cells if k[0].startswith("compress-")},
+                  key=lambda k: (URL_ORDER.get(k[2], 9), list(coding_of).index(k[1])
+                                 if k[1] in coding_of else 9, k[0]))
+    targets = []
+    for scenario, load, url in keys:
+        level = scenario.split("-", 1)[1]
+        coding = coding_of.get(load, load)
+        line = [f"`{url}`", coding, "–" if coding == "identity" else level]
+        for s in servers:
+            c = cells.get((scenario, load, url, s))
+            if c is None:
+                line += ["", "", ""]
+                continue
+            if "na" in c:
+                line += [f"n/a ({c['na']})", "", ""]
+                continue
+            lo, hi = c.get("cpu_spread") or (None, None)
+            mark = (("‡" if c["client_bound"] else "") + ("!" if c["errors"] else "")
+                    + ("§" if c.get("noisy") else ""))
+            w = wire_of(wires, scenario, load, url, s)
+            line += [f"{fmt(c['cpu_us_per_req'], 1)} ({fmt(lo, 1)}–{fmt(hi, 1)})",
+                     fmt(c["rps"]) + mark,
+                     (fmt(w["bytes"]) + ("*" if w["varied"] else "")
+                      + (" (decodes to another length!)" if w["wrong"] else "")
+                      + ("" if w["coding"] == coding else f" ({w['coding']})")) if w else "–"]
+        p, n = cells.get((scenario, load, url, "portico")), cells.get((scenario, load, url, "nginx"))
+        if p and n and "na" not in p and "na" not in n and n.get("cpu_us_per_req"):
+            ratio = p["cpu_us_per_req"] / n["cpu_us_per_req"]
+            line.append(f"{ratio:.2f}×")
+            if url == "/data.json" and coding != "identity":
+                pw, nw = (wire_of(wires, scenario, load, url, s) for s in ("portico", "nginx"))
+                bytes_note = (f"{fmt(pw['body'])} vs {fmt(nw['body'])} body bytes"
+                              if pw and nw else "bytes not measured")
+                targets.append(f"proxied `/data.json`, {coding} level {level}: portico "
+                               f"{fmt(p['cpu_us_per_req'], 1)} µs/req vs nginx "
+                               f"{fmt(n['cpu_us_per_req'], 1)} ({ratio:.2f}×, {bytes_note}): "
+                               + ("**met**" if ratio <= 1.0 else "**not met**"))
+        else:
+            line.append("–")
+        L.append("| " + " | ".join(line) + " |")
+    L.append("")
+    # A hot asset with compress = true: at most 1.2x the CPU of the same file uncompressed.
+    plain = next((cells[k] for k in sorted(cells) if k[1] == "wrk100" and k[2] == "/css/app.css"
+                  and k[3] == "portico" and k[0].startswith("compress-") and "na" not in cells[k]),
+                 None)
+    for scenario, load, url in keys:
+        c = cells.get((scenario, load, url, "portico"))
+        if url != "/css/app.css" or load == "wrk100" or not c or "na" in c or not plain:
+            continue
+        ratio = c["cpu_us_per_req"] / plain["cpu_us_per_req"]
+        targets.append(f"hot `/css/app.css` with `compress = true`, {coding_of[load]} level "
+                       f"{scenario.split('-', 1)[1]} (from the compressed cache): "
+                       f"{fmt(c['cpu_us_per_req'], 1)} µs/req vs {fmt(plain['cpu_us_per_req'], 1)} "
+                       f"uncompressed ({ratio:.2f}×, target ≤ 1.2×): "
+                       + ("**met**" if ratio <= 1.2 else "**not met**"))
+    if targets:
+        L.append("Targets (issue 13):")
+        L.append("")
+        L += [f"- {t}" for t in targets]
+        L.append("")
+    return L
 
 
 def render(directory, out_path, title):
@@ -709,6 +904,11 @@ def render(directory, out_path, title):
         for item in losses:
             L.append(f"- {item}")
         L.append("")
+
+    # Compression ------------------------------------------------------------------
+    wires = load_jsonl(os.path.join(directory, "wire.jsonl"))
+    if any(k[0].startswith("compress-") for k in cells):
+        L += render_compression(cells, wires)
 
     # TLS --------------------------------------------------------------------------
     if probes or any(k[0] in ("tls", "tls-rsa", "h2") for k in cells):
@@ -1124,6 +1324,24 @@ def main():
         sources = args[3].split(",") if len(args) > 3 else ["127.0.0.1"]
         signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
         hold_connections(port, count, path, sources)
+    elif cmd == "css":
+        write_css(args[0], int(args[1]))
+    elif cmd == "wire":
+        # wire --out FILE PORT PATH ACCEPT [K=V...]: one JSON line (with the K=V fields)
+        out, rest = None, list(args)
+        if rest and rest[0] == "--out":
+            out, rest = rest[1], rest[2:]
+        port, path, accept = int(rest[0]), rest[1], rest[2]
+        extra = dict(a.split("=", 1) for a in rest[3:])
+        try:
+            row = dict(extra, accept=accept, url=path, **wire_bytes(port, path, accept))
+        except (OSError, ValueError, zlib.error) as e:
+            row = dict(extra, accept=accept, url=path, na=str(e))
+        if out:
+            with open(out, "a") as f:
+                f.write(json.dumps(row) + "\n")
+        print(json.dumps(row))
+        return 1 if row.get("na") else 0
     elif cmd == "render":
         p = argparse.ArgumentParser(prog="bench.py render")
         p.add_argument("--dir", required=True)
