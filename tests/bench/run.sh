@@ -16,11 +16,12 @@
 #   --scenario LIST   app, proxy, static, proxy-noka, tls, tls-rsa, h2,
 #                     compress-1, compress-6                     (default: all;
 #                     with --parts cost: h2 alone measures only the HTTP/2 cases)
-#   --load LIST       wrk100, wrk1000, ab, full-hs, resumed-hs, h2-m10, h2-m1, page,
+#   --load LIST       wrk100, wrk1000, ab, wrk10, full-hs, resumed-hs, h2-m10, h2-m1, page,
 #                     wrk100-gzip, wrk100-br
 #                     (default: all; full-hs and resumed-hs exist in the tls
 #                     scenarios only, h2-m10, h2-m1 and page in h2 only,
-#                     wrk100-gzip and wrk100-br in the compress ones only)
+#                     wrk100-gzip and wrk100-br in the compress ones only, wrk10
+#                     for /files/10m.bin only)
 #   --url LIST        only these URLs (each scenario keeps its own when empty)
 #   --parts LIST      throughput, cost, memory                  (default: all;
 #                     with --scenario/--load/--url only throughput unless given)
@@ -133,7 +134,7 @@ servers_of() {
 urls_of() {
   case "$1" in
     app|proxy) echo /hello / /image.jpg ;;
-    static) echo /index.html /image.jpg ;;   # its / is the proxy scenario's /: add it with --url /
+    static) echo /index.html /image.jpg $BIG_FILES ;;   # its / is the proxy scenario's /: add it with --url /
     proxy-noka) echo /hello ;;
     tls|h2) echo /index.html /image.jpg /hello ;;
     tls-rsa) echo /index.html ;;
@@ -171,7 +172,7 @@ config_of() { # the config template a scenario uses
 possible_urls_of() {
   case "$1" in
     app|proxy|proxy-noka) echo /hello / /image.jpg /api/time ;;
-    static) echo /index.html /image.jpg / /hello ;;
+    static) echo /index.html /image.jpg / /hello $BIG_FILES ;;
     compress-*) urls_of "$1" ;;
   esac
 }
@@ -194,6 +195,19 @@ tags_of() {
   else echo ,cleartext; fi
 }
 LOADS="wrk100 wrk1000 ab"
+# The large files (see make_files) get wrk only: ab -n 20000 would move
+# 200 GiB, and at -c1000 the socket buffers of a thousand 10 MiB responses
+# measure memory pressure, not the server. 10 MiB gets -c10 besides -c100:
+# at -c100 loopback is saturated and a response waits ~1 s behind 99 others,
+# at -c10 latency is the server's again; CPU per request is comparable.
+BIG_FILES="/files/1m.bin /files/10m.bin"
+loads_of_url() {
+  case "$1" in
+    /files/1m.bin) echo wrk100 ;;
+    /files/10m.bin) echo wrk10 wrk100 ;;
+    *) echo $LOADS ;;
+  esac
+}
 # cells_of SCENARIO SERVER: its cells, one "LOAD URL [N/A REASON]" a line, as
 # --load and --url select them. Cleartext scenarios: each URL under each load.
 # tls: full and resumed handshakes (a new connection per request) on the small
@@ -216,7 +230,7 @@ cells_of() {
         list+=("wrk100-gzip $url" "wrk100-br $url")
       done ;;
     *) for url in $(cell_urls "$scenario"); do
-         for load in $LOADS; do list+=("$load $url"); done
+         for load in $(loads_of_url "$url"); do list+=("$load $url"); done
        done ;;
   esac
   for cell in "${list[@]}"; do
@@ -498,6 +512,26 @@ make_assets() {
   done
 }
 
+# make_files: the large files of the static config, 1 MiB and 10 MiB of
+# random bytes in ASSETS/files/ (served under /files/ by every static config),
+# made at every run's start: the static and TLS configs name them.
+make_files() {
+  mkdir -p "$ASSETS/files"
+  [ -e "$ASSETS/files/10m.bin" ] && return 0
+  head -c $((1 << 20)) /dev/urandom >"$ASSETS/files/1m.bin"
+  head -c $((10 << 20)) /dev/urandom >"$ASSETS/files/10m.bin"
+}
+
+# warm_n URL N: N scaled down for a large file (requests of the warm-ups and
+# the cost runs), so each moves a bounded number of bytes: 1 MiB N/10, 10 MiB N/50.
+warm_n() {
+  case "$1" in
+    /files/1m.bin) echo $(($2 / 10)) ;;
+    /files/10m.bin) echo $(($2 / 50)) ;;
+    *) echo "$2" ;;
+  esac
+}
+
 # --- servers ---------------------------------------------------------------------------
 SRV_PID="" SRV_NA="" SRV_PORT="" SRV_SCHEME=http SRV_NORESUME="" START_TAG=""
 # start_server SERVER SCENARIO [valgrind-out-dir]: sets SRV_PID, SRV_PORT and
@@ -650,6 +684,7 @@ run_cell() {
   local target="$SRV_SCHEME://127.0.0.1:$SRV_PORT$url" limit=$((DURATION + 90))
   [ "$SRV_SCHEME" = https ] && env=("${CLIENT_TLS_ENV[@]}")
   case "$load" in
+    wrk10) tool=wrk cmd=(wrk -t1 -c10 -d"${DURATION}s" --timeout 5s --latency "$target") ;;
     wrk100) tool=wrk cmd=(wrk -t1 -c100 -d"${DURATION}s" --timeout 5s --latency "$target") ;;
     wrk1000) tool=wrk cmd=(wrk -t1 -c1000 -d"${DURATION}s" --timeout 5s --latency "$target") ;;
     wrk100-gzip|wrk100-br) tool=wrk
@@ -746,7 +781,7 @@ throughput() {
             # Warm-up: file caches, upstream pools, the app's JIT; with the
             # load's Accept-Encoding (the compressed cache, the encoders).
             accept=$(accept_of "$load")
-            taskset -c $CLIENT_CPU "${env[@]}" ab -k -r -s 10 -n 1000 -c 50 \
+            taskset -c $CLIENT_CPU "${env[@]}" ab -k -r -s 10 -n "$(warm_n "$url" 1000)" -c 50 \
               ${accept:+-H "Accept-Encoding: $accept"} \
               "$SRV_SCHEME://127.0.0.1:$SRV_PORT$url" >/dev/null 2>&1
             warm="$url $accept"
@@ -762,10 +797,12 @@ throughput() {
 # --- deterministic cost: callgrind and strace ---------------------------------------------
 # Cases: CONFIG:URL. The static config answers /index.html and /image.jpg from
 # disk and proxies /hello; the proxy config proxies /image.jpg (100 KiB from the app).
+# The large files (static) are measured on fewer requests (warm_n).
 COST_CASES="static:/index.html static:/image.jpg static:/hello proxy:/image.jpg"
-cost_urls_of() { # the URLs measured on one config (also its warm-up set)
+COST_CASES+=" static:/files/1m.bin static:/files/10m.bin"
+cost_urls_of() { # the URLs measured on one config (also its warm-up set); --url selects
   local c
-  for c in $COST_CASES; do [ "${c%%:*}" = "$1" ] && echo "${c#*:}"; done
+  for c in $COST_CASES; do [ "${c%%:*}" = "$1" ] && in_list "${c#*:}" "$F_URLS" && echo "${c#*:}"; done
 }
 
 # callgrind_run SERVER SCENARIO DIR [URL]: the scenario's config under callgrind;
@@ -779,12 +816,13 @@ callgrind_run() {
   mkdir -p "$dir"
   start_server "$server" "$scenario" "$dir" || { echo "callgrind: $SRV_NA" >&2; return 1; }
   for u in $(cost_urls_of "$scenario"); do
-    timeout 300 taskset -c $CLIENT_CPU ab -k -r -s 60 -n "$CG_WARM" -c 10 "http://127.0.0.1:$PORT$u" >/dev/null 2>&1
+    timeout 300 taskset -c $CLIENT_CPU ab -k -r -s 60 -n "$(warm_n "$u" "$CG_WARM")" -c 10 "http://127.0.0.1:$PORT$u" >/dev/null 2>&1
   done
   if [ -n "$url" ]; then
-    timeout 900 taskset -c $CLIENT_CPU ab -k -r -s 60 -n "$CG_N" -c 10 "http://127.0.0.1:$PORT$url" \
+    local n; n=$(warm_n "$url" "$CG_N")
+    timeout 900 taskset -c $CLIENT_CPU ab -k -r -s 60 -n "$n" -c 10 "http://127.0.0.1:$PORT$url" \
       >"$dir/ab.out" 2>&1
-    grep -q "^Complete requests: *$CG_N" "$dir/ab.out" || { echo "callgrind: ab did not complete" >&2; stop_server 120; return 1; }
+    grep -q "^Complete requests: *$n\$" "$dir/ab.out" || { echo "callgrind: ab did not complete" >&2; stop_server 120; return 1; }
     grep -q "^Failed requests: *0" "$dir/ab.out" || echo "callgrind: $(grep '^Failed' "$dir/ab.out")" >&2
   fi
   stop_server 120
@@ -798,7 +836,12 @@ callgrind_run() {
 # instructions are those of a run with CG_N+10 requests minus a run with 10
 # (one per connection, the same handshakes, probes and warm-up), over CG_N.
 COST_H2_URLS="/index.html /hello"
-cost_h2_wanted() { in_list h2 "$F_SCENARIOS"; }
+cost_h2_wanted() { # --scenario names h2 (or no list), and --url leaves one of COST_H2_URLS
+  local u
+  in_list h2 "$F_SCENARIOS" || return 1
+  for u in $COST_H2_URLS; do in_list "$u" "$F_URLS" && return 0; done
+  return 1
+}
 cost_h1_wanted() { # the HTTP/1.1 cases: unless --scenario names h2 alone
   local s
   [ -z "$F_SCENARIOS" ] && return 0
@@ -821,7 +864,7 @@ callgrind_h2_run() {
   mkdir -p "$dir"
   start_server "$server" h2 "$dir" || { echo "callgrind: $SRV_NA" >&2; return 1; }
   for u in $(cost_urls_of static); do
-    timeout 300 taskset -c $CLIENT_CPU ab -k -r -s 60 -n "$CG_WARM" -c 10 "http://127.0.0.1:$PORT$u" >/dev/null 2>&1
+    timeout 300 taskset -c $CLIENT_CPU ab -k -r -s 60 -n "$(warm_n "$u" "$CG_WARM")" -c 10 "http://127.0.0.1:$PORT$u" >/dev/null 2>&1
   done
   timeout 900 taskset -c $CLIENT_CPU "${CLIENT_TLS_ENV[@]}" h2load -c10 -m10 -n "$n" "${H2LOAD_TLS[@]}" \
     "https://127.0.0.1:$TLS_PORT$url" >"$dir/h2load.out" 2>&1
@@ -834,9 +877,11 @@ callgrind_h2_run() {
 }
 
 # strace_run URL FILE [h2]: syscalls of all the server's processes and threads
-# during ab -k -n ST_N, or h2load -c10 -m10 -n ST_N over TLS (server already started).
+# during ab -k -n N (ST_N, or fewer for a large file: warm_n), or h2load -c10
+# -m10 -n ST_N over TLS (server already started).
 strace_run() {
-  local url=$1 file=$2 mode=${3:-} pids p args=() spid i
+  local url=$1 file=$2 mode=${3:-} pids p args=() spid i n
+  n=$(warm_n "$url" "$ST_N")
   pids=$($PY tree "$SRV_PID")
   for p in $pids; do
     # h2o's crash-handler helper (perl) is not part of serving.
@@ -851,14 +896,14 @@ strace_run() {
     timeout 300 taskset -c $CLIENT_CPU "${CLIENT_TLS_ENV[@]}" h2load -c10 -m10 -n "$ST_N" "${H2LOAD_TLS[@]}" \
       "https://127.0.0.1:$TLS_PORT$url" >"$file.h2load" 2>&1
   else
-    timeout 300 taskset -c $CLIENT_CPU ab -k -r -s 30 -n "$ST_N" -c 10 "http://127.0.0.1:$PORT$url" >"$file.ab" 2>&1
+    timeout 300 taskset -c $CLIENT_CPU ab -k -r -s 30 -n "$n" -c 10 "http://127.0.0.1:$PORT$url" >"$file.ab" 2>&1
   fi
   kill -INT "$spid" 2>/dev/null
   for ((i = 0; i < 100; i++)); do alive "$spid" || break; sleep 0.1; done
   stop_tree "$spid" KILL 1
   forget "$spid"
   if [ "$mode" = h2 ]; then h2load_ok "$file.h2load" "$ST_N"
-  else grep -q "^Complete requests: *$ST_N" "$file.ab"; fi
+  else grep -q "^Complete requests: *$n\$" "$file.ab"; fi
 }
 
 cost() {
@@ -871,9 +916,12 @@ cost() {
     START_TAG="cost"
     declare -A idle_of=() loaded_of=() ina_of=() sfile_of=() sna_of=()
     cases=""
-    cost_h1_wanted && cases=$COST_CASES
+    if cost_h1_wanted; then
+      for case in $COST_CASES; do in_list "${case#*:}" "$F_URLS" && cases+=" $case"; done
+    fi
     for scenario in static proxy; do
       cost_h1_wanted || continue
+      [ -n "$(cost_urls_of "$scenario")" ] || continue
       # callgrind: an idle run (warm-up only), then one run per URL.
       if ! command -v valgrind >/dev/null; then
         for url in $(cost_urls_of "$scenario"); do ina_of[$scenario:$url]="valgrind missing"; done
@@ -897,7 +945,7 @@ cost() {
       # strace: the server as it normally runs.
       if command -v strace >/dev/null && start_server "$server" "$scenario"; then
         for url in $(cost_urls_of "$scenario"); do
-          taskset -c $CLIENT_CPU ab -k -r -s 10 -n 2000 -c 10 "http://127.0.0.1:$PORT$url" >/dev/null 2>&1
+          taskset -c $CLIENT_CPU ab -k -r -s 10 -n "$(warm_n "$url" 2000)" -c 10 "http://127.0.0.1:$PORT$url" >/dev/null 2>&1
           sfile_of[$scenario:$url]="$RAW/logs/strace-$server-$scenario-${url//\//_}.txt"
           strace_run "$url" "${sfile_of[$scenario:$url]}" ||
             sna_of[$scenario:$url]="ab did not complete under strace"
@@ -909,6 +957,7 @@ cost() {
     done
     if cost_h2_wanted; then
       for url in $COST_H2_URLS; do
+        in_list "$url" "$F_URLS" || continue
         key="h2:$url" tag="$server-h2-${url//\//_}"
         cases+=" $key"
         if [ -n "$TLS_NA" ]; then
@@ -932,6 +981,7 @@ cost() {
       done
       if [ -z "$TLS_NA" ] && command -v strace >/dev/null && start_server "$server" h2; then
         for url in $COST_H2_URLS; do
+          in_list "$url" "$F_URLS" || continue
           taskset -c $CLIENT_CPU "${CLIENT_TLS_ENV[@]}" h2load -c10 -m10 -n 2000 "${H2LOAD_TLS[@]}" \
             "https://127.0.0.1:$TLS_PORT$url" >/dev/null 2>&1
           sfile_of[h2:$url]="$RAW/logs/strace-$server-h2-${url//\//_}.txt"
@@ -945,8 +995,8 @@ cost() {
     fi
     for case in $cases; do
       scenario=${case%%:*} url=${case#*:} key=$case
-      $PY cost-row "$COSTS" "$server" "$url" "$CG_N" "${loaded_of[$key]:-}" "${idle_of[$key]:-${idle_of[$scenario]:-}}" \
-        "${sfile_of[$key]:-}" "$ST_N" "${ina_of[$key]:-}" "${sna_of[$key]:-}" "$scenario" | sed 's/^/    /'
+      $PY cost-row "$COSTS" "$server" "$url" "$(warm_n "$url" "$CG_N")" "${loaded_of[$key]:-}" "${idle_of[$key]:-${idle_of[$scenario]:-}}" \
+        "${sfile_of[$key]:-}" "$(warm_n "$url" "$ST_N")" "${ina_of[$key]:-}" "${sna_of[$key]:-}" "$scenario" | sed 's/^/    /'
     done
     unset idle_of loaded_of ina_of sfile_of sna_of
   done
@@ -1005,6 +1055,7 @@ if [ "$need_tls" = 1 ]; then
   make_assets
 fi
 want_part throughput && compress_wanted && make_compress_assets
+make_files
 if want_part throughput; then echo "throughput (repeats $REPEAT, wrk ${DURATION}s, ab -n $AB_N):"; throughput; fi
 if want_part cost; then echo "cost (callgrind $CG_N requests, strace $ST_N requests):"; cost; fi
 if want_part memory; then echo "memory ($MEM_CONNS idle connections):"; memory; fi

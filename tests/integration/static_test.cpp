@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <random>
 #include <string>
@@ -898,6 +899,50 @@ TEST_CASE("static: a slow reader of a large file does not stall its worker", "[s
     CHECK(big->status == 200);
     REQUIRE(big->body.size() == size);
     CHECK((big->body == content));
+}
+
+TEST_CASE("static: fast readers of a large file share the worker with each other and small requests",
+          "[static]") {
+    // A fast reader's socket is always writable: only the output queue's
+    // share per flush (max_bytes_per_flush) lets the others in. Two clients
+    // read 4 pipelined copies of a 24 MiB file as fast as they can, while
+    // small requests must still be answered at once; both big readers end.
+    Site site;
+    const size_t size = 24 * 1024 * 1024;
+    const std::string content = random_bytes(size, 91);
+    site.write("large.bin", content);
+    site.write("small.txt", "small\n");
+    Portico portico(config_for(site));  // workers = 1
+    const uint16_t port = portico.port();
+
+    constexpr int copies = 4;
+    auto read_copies = [&](int& complete) {
+        Client client(port);
+        std::string requests;
+        for (int i = 0; i < copies; ++i) requests += "GET /large.bin HTTP/1.1\r\nHost: t\r\n\r\n";
+        client.send(requests);
+        for (int i = 0; i < copies; ++i) {
+            auto response = client.read_response(60s);
+            if (!response || response->status != 200 || response->body != content) return;
+            ++complete;
+        }
+    };
+    int first = 0, second = 0;
+    std::thread reader1(read_copies, std::ref(first));
+    std::thread reader2(read_copies, std::ref(second));
+    std::this_thread::sleep_for(50ms);
+    for (int i = 0; i < 10; ++i) {
+        INFO("fetch " << i);
+        const auto before = std::chrono::steady_clock::now();
+        auto response = request(port, "GET", "/small.txt", "", 2s);
+        REQUIRE(response);
+        CHECK(response->body == "small\n");
+        CHECK(std::chrono::steady_clock::now() - before < 1s);
+    }
+    reader1.join();
+    reader2.join();
+    CHECK(first == copies);
+    CHECK(second == copies);
 }
 
 TEST_CASE("static: under a prefix location the whole path is appended to root", "[static]") {
