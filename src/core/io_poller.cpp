@@ -30,60 +30,77 @@ uint32_t epoll_events_for(int events) {
 IoPoller::IoPoller(uv_loop_t* loop) : loop_(loop), epoll_fd_(::epoll_create1(EPOLL_CLOEXEC)) {
     if (epoll_fd_ < 0)
         throw std::runtime_error(std::string("epoll_create1: ") + std::strerror(errno));
-    uv_poll_init(loop, &poll_, epoll_fd_);
-    poll_.data = this;
-    uv_poll_start(&poll_, UV_READABLE, on_ready);
-    uv_idle_init(loop, &idle_);
-    idle_.data = this;
+    // libuv's backend is an epoll instance too: readable when it has events.
+    // Its entry carries no watcher.
+    epoll_event libuv{};
+    libuv.events = EPOLLIN;
+    libuv.data.ptr = nullptr;
+    if (::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, uv_backend_fd(loop), &libuv) != 0)
+        throw std::runtime_error(std::string("epoll_ctl(libuv's backend): ") + std::strerror(errno));
 }
 
 IoPoller::~IoPoller() { ::close(epoll_fd_); }
 
-void IoPoller::close() {
-    if (closed_) return;
-    closed_ = true;
-    uv_close(reinterpret_cast<uv_handle_t*>(&poll_), nullptr);
-    uv_close(reinterpret_cast<uv_handle_t*>(&idle_), nullptr);
+void IoPoller::run() {
+    // libuv puts its handles' descriptors (its signal pipe, its thread
+    // pool's wakeup) in its backend inside uv_run: once before the first wait.
+    uv_run(loop_, UV_RUN_NOWAIT);
+    while (!closed_) turn(-1);
+    uv_run(loop_, UV_RUN_DEFAULT);
 }
 
-void IoPoller::on_idle(uv_idle_t* handle) {
-    auto* poller = static_cast<IoPoller*>(handle->data);
-    std::vector<IoWatcher*> due;
-    due.swap(poller->soon_);
-    uv_idle_stop(handle);
-    for (IoWatcher* watcher : due) {
+int IoPoller::libuv_timeout() const {
+    // A loop with nothing active says 0 ("would end now"): not work to do.
+    return uv_loop_alive(loop_) ? uv_backend_timeout(loop_) : -1;
+}
+
+void IoPoller::turn(int timeout_ms) {
+    if (!soon_.empty()) {
+        timeout_ms = 0;
+    } else if (int libuv_due = libuv_timeout(); libuv_due >= 0 && (timeout_ms < 0 || libuv_due < timeout_ms)) {
+        timeout_ms = libuv_due;
+    }
+    epoll_event ready[events_per_turn];
+    int count = ::epoll_wait(epoll_fd_, ready, events_per_turn, timeout_ms);
+    if (count < 0) {
+        // EINTR: a signal, which libuv's handler made its backend ready for.
+        if (errno != EINTR) spdlog::error("epoll_wait: {}", std::strerror(errno));
+        count = 0;
+    }
+    // The time timers are armed from, as libuv keeps it after its own wait.
+    uv_update_time(loop_);
+    bool libuv_ready = false;
+    bool any_first = false;
+    for (int i = 0; i < count; ++i) {
+        auto* watcher = static_cast<IoWatcher*>(ready[i].data.ptr);
+        if (watcher == nullptr) {
+            libuv_ready = true;
+        } else if (watcher->first_) {
+            any_first = true;
+            report(*watcher, ready[i].events);
+        }
+    }
+    for (int i = 0; i < count; ++i) {
+        auto* watcher = static_cast<IoWatcher*>(ready[i].data.ptr);
+        if (watcher == nullptr || (any_first && watcher->first_)) continue;
+        report(*watcher, ready[i].events);
+    }
+    report_soon_ones();
+    // Timers due and handles closing (connections freed) count as work too.
+    if (libuv_ready || libuv_timeout() == 0) uv_run(loop_, UV_RUN_NOWAIT);
+}
+
+void IoPoller::report_soon_ones() {
+    if (soon_.empty()) return;
+    reporting_.swap(soon_);
+    for (IoWatcher* watcher : reporting_) {
         // Taken out of the list first: the callback may ask again.
         int events = std::exchange(watcher->soon_events_, 0);
         if (watcher->callback_ == nullptr) continue;
         events &= watcher->events_;
         if (events != 0) watcher->callback_(watcher->owner_, events);
     }
-}
-
-void IoPoller::on_ready(uv_poll_t* handle, int status, int) {
-    auto* poller = static_cast<IoPoller*>(handle->data);
-    if (status < 0) {
-        spdlog::error("socket poller: {}", uv_strerror(status));
-        return;
-    }
-    poller->dispatch();
-}
-
-void IoPoller::dispatch() {
-    epoll_event ready[events_per_turn];
-    int count = ::epoll_wait(epoll_fd_, ready, events_per_turn, 0);
-    bool any_first = false;
-    for (int i = 0; i < count; ++i) {
-        auto* watcher = static_cast<IoWatcher*>(ready[i].data.ptr);
-        if (!watcher->first_) continue;
-        any_first = true;
-        report(*watcher, ready[i].events);
-    }
-    for (int i = 0; i < count; ++i) {
-        auto* watcher = static_cast<IoWatcher*>(ready[i].data.ptr);
-        if (any_first && watcher->first_) continue;
-        report(*watcher, ready[i].events);
-    }
+    reporting_.clear();
 }
 
 void IoPoller::report(IoWatcher& watcher, uint32_t what) {
@@ -130,10 +147,7 @@ bool IoWatcher::watch(int events) {
 
 void IoWatcher::report_soon(int events) {
     if (callback_ == nullptr || events == 0) return;
-    if (soon_events_ == 0) {
-        if (poller_->soon_.empty()) uv_idle_start(&poller_->idle_, IoPoller::on_idle);
-        poller_->soon_.push_back(this);
-    }
+    if (soon_events_ == 0) poller_->soon_.push_back(this);
     soon_events_ |= events;
 }
 

@@ -1,5 +1,8 @@
-// Readiness of the worker's sockets through one epoll instance of our own,
-// nested in the libuv loop as a single uv_poll_t.
+// The worker's event loop: one epoll instance of our own, in which the
+// worker sleeps. It holds the sockets (clients, upstreams, listeners, the
+// file cache's change feed) and, as one more descriptor, libuv's own
+// backend, which libuv runs (UV_RUN_NOWAIT) on the turns it has work:
+// timers due, a signal, a handle closing, a resolver's answer.
 //
 // Why not one uv_poll_t per socket, as libuv intends: in libuv 1.44,
 // uv_poll_init costs three system calls per descriptor (an epoll_ctl ADD and
@@ -9,7 +12,17 @@
 // upstream without keep-alive) that is more system calls than the request
 // itself. Here a socket costs one epoll_ctl ADD when it first has to wait,
 // and nothing when it closes (closing the descriptor takes it out of epoll).
-// The price is one more epoll_wait per loop turn in which a socket is ready.
+//
+// Why libuv inside our set and not ours inside libuv's (as until 2026-12):
+// nested in libuv, every turn with a socket ready cost two epoll_waits,
+// libuv's and then ours, and a wakeup went through two epoll instances.
+// Now a turn costs one; libuv's is only asked on turns it has work.
+//
+// Rule that follows: libuv registers the descriptors of its own handles
+// (uv_poll, uv_tcp, uv_fs_event) only inside uv_run, so a handle of that
+// kind started between turns would not be watched until libuv runs for
+// another reason. Sockets belong here, as IoWatchers; libuv keeps the
+// descriptors it opens itself (signals, its thread pool's wakeups).
 //
 // Level-triggered, like uv_poll: a socket that is not read stays ready.
 #pragma once
@@ -34,30 +47,35 @@ public:
     IoPoller& operator=(const IoPoller&) = delete;
 
     uv_loop_t* loop() const { return loop_; }
-    // Stops watching: the loop can end. Every watcher must be forgotten.
-    void close();
+    // Turns until close(), then lets libuv finish what is closing.
+    void run();
+    // One turn: waits at most `timeout_ms` (-1: until something is ready;
+    // shortened to libuv's next timer), reports the ready sockets, then runs
+    // libuv if it has work.
+    void turn(int timeout_ms);
+    // Stops the loop after this turn. Every watcher must be forgotten.
+    void close() { closed_ = true; }
 
 private:
     friend class IoWatcher;
-    static void on_ready(uv_poll_t* handle, int status, int events);
-    static void on_idle(uv_idle_t* handle);
-    void dispatch();
+    // Milliseconds until libuv has work (0: now; -1: none planned).
+    int libuv_timeout() const;
+    void report_soon_ones();
     static void report(IoWatcher& watcher, uint32_t epoll_events);
 
     uv_loop_t* loop_;
     int epoll_fd_;
-    uv_poll_t poll_;
     // Watchers told ready by their owner (report_soon), reported on the
-    // next loop turn without waiting in epoll.
-    uv_idle_t idle_;
+    // next turn without waiting in epoll.
     std::vector<IoWatcher*> soon_;
+    std::vector<IoWatcher*> reporting_;  // soon_ as it was at the turn's start
     bool closed_ = false;
 };
 
 // One socket's registration. Its owner must stay in memory until the end of
 // the loop turn in which it calls forget() (objects here are freed from libuv
-// close callbacks, which run after every I/O callback of the turn), because
-// events collected earlier in the turn may still point at it.
+// close callbacks, which run after every socket of the turn is reported),
+// because events collected earlier in the turn may still point at it.
 class IoWatcher {
 public:
     // `events`: io_readable / io_writable, the ones asked for that are ready.

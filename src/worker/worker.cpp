@@ -36,10 +36,10 @@ private:
         Worker* worker;
         int fd;
         bool tls;
-        uv_poll_t poll;
+        core::IoWatcher watcher;
     };
 
-    static void on_acceptable(uv_poll_t* handle, int status, int events);
+    static void on_acceptable(void* listener, int events);
     static void on_signal(uv_signal_t* handle, int signum);
     void accept_from(Listener& listener);
     void set_accepting(bool accepting);
@@ -92,8 +92,7 @@ Worker::Worker(const config::Config& config, const tls::ServerTls* tls, unsigned
         listener->worker = this;
         listener->fd = socket.fd;
         listener->tls = socket.tls;
-        uv_poll_init(&loop_, &listener->poll, socket.fd);
-        listener->poll.data = listener.get();
+        listener->watcher.init(server_->poller, socket.fd, listener.get(), on_acceptable);
         listeners_.push_back(std::move(listener));
     }
     uv_signal_init(&loop_, &drain_signal_);
@@ -127,7 +126,7 @@ int Worker::run(int ready_fd) {
     spdlog::info("worker {} started (pid {})", slot_, getpid());
     set_accepting(true);
     report_accepting(ready_fd);
-    uv_run(&loop_, UV_RUN_DEFAULT);
+    server_->poller.run();
     // Every handle is closed by now; the loop owns nothing more.
     uv_loop_close(&loop_);
     spdlog::info("worker {} exiting", slot_);
@@ -138,18 +137,14 @@ void Worker::set_accepting(bool accepting) {
     if (accepting == accepting_ || server_->draining) return;
     accepting_ = accepting;
     for (auto& listener : listeners_) {
-        if (accepting) uv_poll_start(&listener->poll, UV_READABLE, on_acceptable);
-        else uv_poll_stop(&listener->poll);
+        if (!listener->watcher.watch(accepting ? core::io_readable : 0))
+            spdlog::error("cannot watch a listening socket: {}", std::strerror(errno));
     }
 }
 
-void Worker::on_acceptable(uv_poll_t* handle, int status, int) {
-    auto* listener = static_cast<Listener*>(handle->data);
-    if (status < 0) {
-        spdlog::error("listening socket error: {}", uv_strerror(status));
-        return;
-    }
-    listener->worker->accept_from(*listener);
+void Worker::on_acceptable(void* listener, int) {
+    auto& accepting = *static_cast<Listener*>(listener);
+    accepting.worker->accept_from(accepting);
 }
 
 void Worker::accept_from(Listener& listener) {
@@ -219,7 +214,9 @@ void Worker::start_drain() {
     // Our copies of the listening sockets go; the master keeps them open, so
     // connections waiting in the accept queues go to the next worker.
     for (auto& listener : listeners_) {
-        uv_close(reinterpret_cast<uv_handle_t*>(&listener->poll), nullptr);
+        // set_accepting(false) took it out of the epoll set, as it must be by
+        // hand: the master's copy of the descriptor would keep it there.
+        listener->watcher.forget();
         ::close(listener->fd);
     }
     for (auto& upstream : server_->upstreams) upstream->close_idle();

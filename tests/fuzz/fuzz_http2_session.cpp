@@ -480,7 +480,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t length) {
         if ((choice & writable_after_each) && !transport.ended) session->on_writable();
     }
     // A loop turn: what handlers or the poller left for later.
-    uv_run(&world.loop, UV_RUN_NOWAIT);
+    world.server->poller.turn(0);
     if (!transport.ended) pump(world, transport, *session, checker);
     // At rest, a session that goes on has a timer: keepalive, body or
     // send timeout. (Only a proxied request, whose handler has timeouts of
@@ -499,7 +499,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t length) {
     // Everything the session made was written: the client has whole frames.
     if (session->output_end() == session->written()) FUZZ_CHECK(checker.at_frame_boundary());
     if (!transport.ended) session->connection_closed();
-    uv_run(&world.loop, UV_RUN_NOWAIT);
+    world.server->poller.turn(0);
     session.reset();
     return 0;
 }

@@ -49,13 +49,11 @@ struct Loop {
         poller = std::make_unique<IoPoller>(&loop);
     }
     ~Loop() {
-        poller->close();
-        uv_run(&loop, UV_RUN_NOWAIT);  // the poller's close callback, before its memory goes
         poller.reset();
         uv_loop_close(&loop);
     }
     // One turn that does not block: whatever is ready now is reported.
-    void turn() { uv_run(&loop, UV_RUN_NOWAIT); }
+    void turn() { poller->turn(0); }
     uv_loop_t loop;
     std::unique_ptr<IoPoller> poller;
 };

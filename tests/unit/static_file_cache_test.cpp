@@ -55,8 +55,6 @@ struct Loop {
     }
     ~Loop() {
         cache.reset();
-        poller->close();
-        uv_run(&loop, UV_RUN_NOWAIT);
         poller.reset();
         uv_loop_close(&loop);
     }
@@ -64,7 +62,7 @@ struct Loop {
         cache = std::make_unique<FileCache>(*poller);
         return *cache;
     }
-    void turn() { uv_run(&loop, UV_RUN_NOWAIT); }
+    void turn() { poller->turn(0); }
     uv_loop_t loop;
     std::unique_ptr<portico::core::IoPoller> poller;
     std::unique_ptr<FileCache> cache;
