@@ -165,7 +165,8 @@ void CompressingExchange::replay_headers(bool compressed, bool vary) {
 void CompressingExchange::commit_stream() {
     Treatment treatment = decide();
     if (treatment == Treatment::compress) {
-        encoder_ = make_encoder(*coding_, filter_.config().level(*coding_), 0, &filter_.memory());
+        encoder_ = make_encoder(*coding_, filter_.config().level(*coding_), InputSize::stream(length_),
+                                &filter_.memory());
         if (encoder_) {
             block_ = filter_.blocks().acquire();
             phase_ = Phase::compressing;

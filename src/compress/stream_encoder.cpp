@@ -2,20 +2,20 @@
 
 namespace portico::compress {
 
-std::unique_ptr<StreamEncoder> make_encoder(config::Coding coding, int level, uint64_t whole_size,
+std::unique_ptr<StreamEncoder> make_encoder(config::Coding coding, int level, InputSize size,
                                             EncoderMemory* memory) {
     switch (coding) {
-    case config::Coding::br: return make_brotli_encoder(level, whole_size, memory);
+    case config::Coding::br: return make_brotli_encoder(level, size, memory);
     // Custom allocators are in zstd's experimental API (ZSTD_customMem):
     // its contexts come from malloc.
-    case config::Coding::zstd: return make_zstd_encoder(level, whole_size);
+    case config::Coding::zstd: return make_zstd_encoder(level, size);
     case config::Coding::gzip: return make_gzip_encoder(level, memory);
     }
     return nullptr;
 }
 
 std::optional<std::string> compress_whole(config::Coding coding, int level, std::string_view input) {
-    std::unique_ptr<StreamEncoder> encoder = make_encoder(coding, level, input.size());
+    std::unique_ptr<StreamEncoder> encoder = make_encoder(coding, level, InputSize::whole_input(input.size()));
     if (!encoder) return std::nullopt;
     // Text shrinks to a fraction; the output grows when it does not.
     std::string output(input.size() / 2 + 128, '\0');

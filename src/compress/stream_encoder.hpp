@@ -37,13 +37,24 @@ protected:
     bool failed_ = false;
 };
 
-// `whole_size`: the input's whole size when it is known (a file compressed
-// once), which lets the library size its window to it; 0 for a stream of
-// unknown length, which gets a smaller window so that a long-lived stream
-// (server-sent events) holds less memory. `memory`: where gzip's and br's
-// state comes from and goes back to (the worker's; nullptr: malloc). The
-// encoder must be gone before it. nullptr when out of memory.
-std::unique_ptr<StreamEncoder> make_encoder(config::Coding coding, int level, uint64_t whole_size,
+// What an encoder is told of its input, so that the library can size its
+// window and tables to it.
+struct InputSize {
+    uint64_t bytes = 0;  // 0: unknown (a chunked response, server-sent events)
+    bool whole = false;  // given in one call, finished at once (a file compressed once)
+
+    static InputSize whole_input(uint64_t bytes) { return {bytes, true}; }
+    // A stream flushed block by block; `length`: its Content-Length, if any.
+    static InputSize stream(std::optional<uint64_t> length) { return {length.value_or(0), false}; }
+};
+
+// `size`: see InputSize. A stream of unknown length gets a smaller window,
+// so that a long-lived one (server-sent events) holds less memory; one of
+// known length, a window no larger than itself, within a bound (as nginx's
+// brotli filter does). `memory`: where gzip's and br's state comes from and
+// goes back to (the worker's; nullptr: malloc). The encoder must be gone
+// before it. nullptr when out of memory.
+std::unique_ptr<StreamEncoder> make_encoder(config::Coding coding, int level, InputSize size,
                                             EncoderMemory* memory = nullptr);
 
 // `input` compressed whole; nullopt when the library failed.
@@ -51,7 +62,7 @@ std::optional<std::string> compress_whole(config::Coding coding, int level, std:
 
 // One per library (gzip_encoder.cpp, brotli_encoder.cpp, zstd_encoder.cpp).
 std::unique_ptr<StreamEncoder> make_gzip_encoder(int level, EncoderMemory* memory);
-std::unique_ptr<StreamEncoder> make_brotli_encoder(int level, uint64_t whole_size, EncoderMemory* memory);
-std::unique_ptr<StreamEncoder> make_zstd_encoder(int level, uint64_t whole_size);
+std::unique_ptr<StreamEncoder> make_brotli_encoder(int level, InputSize size, EncoderMemory* memory);
+std::unique_ptr<StreamEncoder> make_zstd_encoder(int level, InputSize size);
 
 }  // namespace portico::compress

@@ -81,6 +81,47 @@ TEST_CASE("compress: a proxied response is compressed in the coding the client p
     }
 }
 
+// The window a br stream declares in its first bits (RFC 7932 9.1, WBITS).
+static int brotli_window_bits(const std::string& stream) {
+    if (stream.size() < 2) return -1;
+    unsigned bits = static_cast<unsigned char>(stream[0]) | static_cast<unsigned char>(stream[1]) << 8;
+    if ((bits & 1) == 0) return 16;
+    if (unsigned n = (bits >> 1) & 7; n != 0) return 17 + static_cast<int>(n);
+    unsigned m = (bits >> 4) & 7;
+    return m == 0 ? 17 : m == 1 ? -1 : 8 + static_cast<int>(m);
+}
+
+TEST_CASE("compress: br's window fits a proxied response's length, up to 512 KiB, 64 KiB for a stream of "
+          "unknown length",
+          "[compress]") {
+    // As nginx's brotli filter: a 100 KiB JSON gets 128 KiB, not 64 KiB
+    // (fewer instructions at quality 5 and up); a long one no more than 512 KiB.
+    UpstreamServer upstream([&](const ReceivedRequest& request) {
+        size_t size = request.target == "/2k" ? 2000 : request.target == "/4m" ? 4 << 20 : 100 * 1024;
+        std::string body = json_text(size);
+        if (request.target == "/chunked") return Reply::chunked({body.substr(0, 30000), body.substr(30000)}, 0ms);
+        return Reply::raw("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " +
+                              std::to_string(body.size()) + "\r\n\r\n" + body,
+                          Reply::Then::keep_alive);
+    });
+    Portico portico(compress_config(upstream, "{ brotli_level = 6 }"));
+    struct Case {
+        const char* target;
+        size_t size;
+        int window_bits;
+    };
+    for (Case c : {Case{"/100k", 100 * 1024, 17}, Case{"/chunked", 100 * 1024, 16}, Case{"/2k", 2000, 11},
+                   Case{"/4m", 4 << 20, 19}}) {
+        INFO(c.target);
+        auto response = get(portico.port(), c.target, "br");
+        REQUIRE(response);
+        REQUIRE(response->header("content-encoding") == "br");
+        CHECK(brotli_window_bits(response->body) == c.window_bits);
+        bool decoded_whole = decode_body("br", response->body) == json_text(c.size);
+        CHECK(decoded_whole);
+    }
+}
+
 TEST_CASE("compress: responses that are never compressed arrive byte for byte", "[compress]") {
     const std::string text = json_text(20 * 1024);
     const std::string gzipped = "\x1f\x8b pretend this is gzip " + text;

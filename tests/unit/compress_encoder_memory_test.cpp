@@ -41,7 +41,7 @@ TEST_CASE("gzip and br streams on the worker's memory decode, one after another"
     for (Coding coding : {Coding::gzip, Coding::br}) {
         for (int stream = 0; stream < 3; ++stream) {
             INFO(config::coding_name(coding) << ", stream " << stream);
-            auto encoder = compress::make_encoder(coding, 6, 0, &memory);
+            auto encoder = compress::make_encoder(coding, 6, {}, &memory);
             REQUIRE(encoder);
             std::string out(text.size() + 1024, '\0');
             std::span<char> room(out.data(), out.size());

@@ -48,7 +48,7 @@ TEST_CASE("each flush makes everything sent so far decodable", "[compress]") {
     for (Coding coding : config::codings_by_preference) {
         for (size_t room : {size_t{7}, size_t{1000}, size_t{64 * 1024}}) {
             INFO(config::coding_name(coding) << ", output room " << room);
-            auto encoder = compress::make_encoder(coding, coding == Coding::br ? 4 : 3, 0);
+            auto encoder = compress::make_encoder(coding, coding == Coding::br ? 4 : 3, {});
             REQUIRE(encoder);
             test::ContentDecoder decoder(config::coding_name(coding));
             std::string sent;
@@ -74,7 +74,7 @@ TEST_CASE("taken input comes out by the next flush or the finish", "[compress]")
     const std::string text = sample_text(200 * 1024);
     for (Coding coding : config::codings_by_preference) {
         INFO(config::coding_name(coding));
-        auto encoder = compress::make_encoder(coding, 1, 0);
+        auto encoder = compress::make_encoder(coding, 1, {});
         REQUIRE(encoder);
         std::string out;
         for (size_t at = 0; at < text.size(); at += 3000)
