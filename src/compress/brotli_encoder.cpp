@@ -15,13 +15,18 @@ namespace {
 // JSON flushed every few KiB).
 constexpr uint32_t streamed_window_bits = 16;
 // A stream of known length (a proxied response with Content-Length): a
-// window no larger than it, at most 512 KiB, as nginx's brotli filter
-// (brotli_window's default). Past 64 KiB, libbrotli changes match finder
-// from quality 5 up: on the bench's 100 KiB JSON at quality 6 a 128 KiB
-// window takes 4 % fewer instructions than 64 KiB (callgrind, 13.6M against
-// 14.2M) for 3 % more bytes, and the encoder's memory goes from 1.6 to
-// 3.3 MiB, mostly match tables that do not grow with the window.
+// window no larger than it, at most 512 KiB (nginx's brotli filter does
+// the same, up to its brotli_window), at qualities up to 6. Past 64 KiB
+// libbrotli changes match finder from quality 5 up: on the bench's 100 KiB
+// JSON at quality 6 a 128 KiB window takes 4 % fewer instructions
+// (callgrind, 13.6M against 14.2M) for 3 % more bytes, and the encoder
+// holds 3.3 MiB instead of 1.6 (4.0 MiB with 512 KiB; quality 4: 1.7 and
+// 2.5). From quality 7 the larger window's tables take 9 MiB (7) to 33 MiB
+// (9) per stream, for a worse ratio on that JSON: those keep 64 KiB. No
+// size hint for a stream either: from 1 MiB it makes quality 4 take 4 MiB
+// tables (6 MiB in all, measured).
 constexpr uint32_t max_stream_window_bits = 19;
+constexpr int max_quality_for_stream_window = 6;
 
 // No window larger than the input, in brotli's range 10..`max_bits`.
 uint32_t window_bits_for(uint64_t size, uint32_t max_bits) {
@@ -30,9 +35,10 @@ uint32_t window_bits_for(uint64_t size, uint32_t max_bits) {
     return bits;
 }
 
-uint32_t window_bits_for(InputSize size) {
-    if (size.bytes == 0) return streamed_window_bits;
-    return window_bits_for(size.bytes, size.whole ? 24 : max_stream_window_bits);
+uint32_t window_bits_for(InputSize size, int level) {
+    if (size.whole) return window_bits_for(size.bytes, 24);
+    if (size.bytes == 0 || level > max_quality_for_stream_window) return streamed_window_bits;
+    return window_bits_for(size.bytes, max_stream_window_bits);
 }
 
 class BrotliEncoder final : public StreamEncoder {
@@ -43,8 +49,8 @@ public:
                         : BrotliEncoderCreateInstance(nullptr, nullptr, nullptr)) {
         if (!state_) return;
         BrotliEncoderSetParameter(state_, BROTLI_PARAM_QUALITY, static_cast<uint32_t>(level));
-        BrotliEncoderSetParameter(state_, BROTLI_PARAM_LGWIN, window_bits_for(size));
-        if (size.bytes > 0)  // picks the hash tables for the input's size
+        BrotliEncoderSetParameter(state_, BROTLI_PARAM_LGWIN, window_bits_for(size, level));
+        if (size.whole)  // picks the hash tables for the input's size
             BrotliEncoderSetParameter(state_, BROTLI_PARAM_SIZE_HINT,
                                       static_cast<uint32_t>(std::min<uint64_t>(size.bytes, 1u << 30)));
     }

@@ -92,10 +92,10 @@ static int brotli_window_bits(const std::string& stream) {
 }
 
 TEST_CASE("compress: br's window fits a proxied response's length, up to 512 KiB, 64 KiB for a stream of "
-          "unknown length",
+          "unknown length or from quality 7",
           "[compress]") {
-    // As nginx's brotli filter: a 100 KiB JSON gets 128 KiB, not 64 KiB
-    // (fewer instructions at quality 5 and up); a long one no more than 512 KiB.
+    // As nginx's brotli filter: at quality 6, a 100 KiB JSON gets 128 KiB,
+    // not 64 KiB (fewer instructions); a long one no more than 512 KiB.
     UpstreamServer upstream([&](const ReceivedRequest& request) {
         size_t size = request.target == "/2k" ? 2000 : request.target == "/4m" ? 4 << 20 : 100 * 1024;
         std::string body = json_text(size);
@@ -120,6 +120,12 @@ TEST_CASE("compress: br's window fits a proxied response's length, up to 512 KiB
         bool decoded_whole = decode_body("br", response->body) == json_text(c.size);
         CHECK(decoded_whole);
     }
+    // From quality 7 a larger window would take 9 to 33 MiB of tables per stream.
+    Portico level_9(compress_config(upstream, "{ brotli_level = 9 }"));
+    auto response = get(level_9.port(), "/100k", "br");
+    REQUIRE(response);
+    REQUIRE(response->header("content-encoding") == "br");
+    CHECK(brotli_window_bits(response->body) == 16);
 }
 
 TEST_CASE("compress: responses that are never compressed arrive byte for byte", "[compress]") {
