@@ -55,10 +55,14 @@ int IoPoller::libuv_timeout() const {
 }
 
 void IoPoller::turn(int timeout_ms) {
+    auto shorten = [&timeout_ms](int due) {
+        if (due >= 0 && (timeout_ms < 0 || due < timeout_ms)) timeout_ms = due;
+    };
     if (!soon_.empty()) {
         timeout_ms = 0;
-    } else if (int libuv_due = libuv_timeout(); libuv_due >= 0 && (timeout_ms < 0 || libuv_due < timeout_ms)) {
-        timeout_ms = libuv_due;
+    } else {
+        shorten(libuv_timeout());
+        shorten(timers_.timeout(now_ms()));
     }
     epoll_event ready[events_per_turn];
     int count = ::epoll_wait(epoll_fd_, ready, events_per_turn, timeout_ms);
@@ -86,8 +90,20 @@ void IoPoller::turn(int timeout_ms) {
         report(*watcher, ready[i].events);
     }
     report_soon_ones();
-    // Timers due and handles closing (connections freed) count as work too.
+    timers_.run_due(now_ms());
+    // libuv's own timers due and its handles closing count as work too.
     if (libuv_ready || libuv_timeout() == 0) uv_run(loop_, UV_RUN_NOWAIT);
+    run_releases();
+}
+
+void IoPoller::run_releases() {
+    // A release may end more (the last connection closed lets a draining
+    // worker close the rest): until none is left.
+    while (!releases_.empty()) {
+        releasing_.swap(releases_);
+        for (const Release& release : releasing_) release.second(release.first);
+        releasing_.clear();
+    }
 }
 
 void IoPoller::report_soon_ones() {

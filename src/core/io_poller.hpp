@@ -24,13 +24,20 @@
 // another reason. Sockets belong here, as IoWatchers; libuv keeps the
 // descriptors it opens itself (signals, its thread pool's wakeups).
 //
+// The connections' timeouts are the poller's own too (LazyTimer), and so is
+// the end of a connection's memory (release_after_turn): a connection never
+// makes libuv run.
+//
 // Level-triggered, like uv_poll: a socket that is not read stays ready.
 #pragma once
 
 #include <uv.h>
 
 #include <cstdint>
+#include <utility>
 #include <vector>
+
+#include "core/lazy_timer.hpp"
 
 namespace portico::core {
 
@@ -56,11 +63,20 @@ public:
     // Stops the loop after this turn. Every watcher must be forgotten.
     void close() { closed_ = true; }
 
+    // The loop's time in milliseconds, as of this turn's wait (libuv's).
+    uint64_t now_ms() const { return uv_now(loop_); }
+    TimerHeap& timers() { return timers_; }
+    // Calls `release(object)` at the end of this turn, after every event and
+    // timer of the turn: what was collected earlier may still name it.
+    void release_after_turn(void* object, void (*release)(void*)) { releases_.emplace_back(object, release); }
+
 private:
     friend class IoWatcher;
+    using Release = std::pair<void*, void (*)(void*)>;
     // Milliseconds until libuv has work (0: now; -1: none planned).
     int libuv_timeout() const;
     void report_soon_ones();
+    void run_releases();
     static void report(IoWatcher& watcher, uint32_t epoll_events);
 
     uv_loop_t* loop_;
@@ -69,13 +85,15 @@ private:
     // next turn without waiting in epoll.
     std::vector<IoWatcher*> soon_;
     std::vector<IoWatcher*> reporting_;  // soon_ as it was at the turn's start
+    TimerHeap timers_;
+    std::vector<Release> releases_;
+    std::vector<Release> releasing_;  // releases_ being run
     bool closed_ = false;
 };
 
 // One socket's registration. Its owner must stay in memory until the end of
-// the loop turn in which it calls forget() (objects here are freed from libuv
-// close callbacks, which run after every socket of the turn is reported),
-// because events collected earlier in the turn may still point at it.
+// the loop turn in which it calls forget() (release_after_turn), because
+// events collected earlier in the turn may still point at it.
 class IoWatcher {
 public:
     // `events`: io_readable / io_writable, the ones asked for that are ready.

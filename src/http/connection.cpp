@@ -67,7 +67,7 @@ void ClientConnection::start(ServerContext& server, int fd, const PeerAddress& p
 ClientConnection::ClientConnection(ServerContext& server, int fd, const PeerAddress& peer)
     : server_(server), fd_(fd), peer_(peer) {
     io_.init(server.poller, fd, this, on_io);
-    timer_.init(server.loop, this, on_timer);
+    timer_.init(server.poller, this, on_timer);
 }
 
 ClientConnection::~ClientConnection() {
@@ -110,13 +110,13 @@ void ClientConnection::close() {
             tls_->shutdown();
     }
     ::close(fd_);
-    // Memory is freed once libuv is done with the timer, after this loop
-    // turn's other events (which may still name this connection).
-    uv_close(timer_.handle(), on_timer_closed);
+    timer_.cancel();
+    // Freed after this loop turn's other events, which may still name it.
+    server_.poller.release_after_turn(this, release);
 }
 
-void ClientConnection::on_timer_closed(uv_handle_t* handle) {
-    auto* connection = static_cast<ClientConnection*>(handle->data);
+void ClientConnection::release(void* closed) {
+    auto* connection = static_cast<ClientConnection*>(closed);
     ServerContext& server = connection->server_;
     delete connection;
     if (server.on_connection_closed) server.on_connection_closed();

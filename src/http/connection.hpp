@@ -91,7 +91,7 @@ private:
 
     static void on_io(void* connection, int events);
     static void on_timer(void* connection);
-    static void on_timer_closed(uv_handle_t* handle);
+    static void release(void* closed);
 
     void on_readable();
     void on_writable();

@@ -48,7 +48,7 @@ ServerContext::ServerContext(uv_loop_t* loop, const config::Config& config,
       mime(config.mime),
       file_cache(poller) {
     for (const config::UpstreamConfig& upstream : config.upstreams)
-        upstreams.push_back(std::make_unique<proxy::Upstream>(loop, upstream, upstreams.size(),
+        upstreams.push_back(std::make_unique<proxy::Upstream>(poller, upstream, upstreams.size(),
                                                               this->counters));
     for (const config::LocationConfig& location : config.locations) {
         handlers.push_back(handlers_for(location, *this));

@@ -43,9 +43,9 @@ std::unique_ptr<UpstreamServer> take_server(std::vector<std::unique_ptr<Upstream
 
 }  // namespace
 
-Upstream::Upstream(uv_loop_t* loop, const config::UpstreamConfig& config, size_t index,
+Upstream::Upstream(core::IoPoller& poller, const config::UpstreamConfig& config, size_t index,
                    metrics::WorkerCounters& counters)
-    : loop_(loop), config_(config), index_(index), counters_(counters) {
+    : loop_(poller.loop()), config_(config), index_(index), counters_(counters) {
     bool names_to_resolve = false;
     for (size_t entry = 0; entry < config.servers.size(); ++entry) {
         const config::SocketAddress& server = config.servers[entry];
@@ -57,8 +57,8 @@ Upstream::Upstream(uv_loop_t* loop, const config::UpstreamConfig& config, size_t
         std::memcpy(&address, &server.storage, std::min<size_t>(server.length, sizeof address));
         servers_.push_back(make_server(entry, address));
     }
-    wait_timer_.init(loop, this, on_wait_timer);
-    if (names_to_resolve) resolver_ = std::make_unique<ServerResolver>(loop, *this);
+    wait_timer_.init(poller, this, on_wait_timer);
+    if (names_to_resolve) resolver_ = std::make_unique<ServerResolver>(loop_, *this);
 }
 
 Upstream::~Upstream() { close_idle(); }
@@ -329,7 +329,7 @@ void Upstream::on_wait_timer(void* self) {
 }
 
 void Upstream::close() {
-    uv_close(wait_timer_.handle(), nullptr);
+    wait_timer_.cancel();
     if (resolver_) resolver_->close();
 }
 

@@ -92,7 +92,7 @@ private:
 class Upstream final : private UpstreamConnection::Owner {
 public:
     // `index`: this upstream's place in Config::upstreams, for the counters.
-    Upstream(uv_loop_t* loop, const config::UpstreamConfig& config, size_t index,
+    Upstream(core::IoPoller& poller, const config::UpstreamConfig& config, size_t index,
              metrics::WorkerCounters& counters);
     ~Upstream();
     Upstream(const Upstream&) = delete;

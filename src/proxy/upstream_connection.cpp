@@ -33,9 +33,9 @@ UpstreamConnection* UpstreamConnection::open(core::IoPoller& poller, UpstreamSer
 }
 
 UpstreamConnection::UpstreamConnection(core::IoPoller& poller, UpstreamServer& server, int fd)
-    : server_(server), fd_(fd) {
+    : poller_(poller), server_(server), fd_(fd) {
     io_.init(poller, fd, this, on_io);
-    timer_.init(poller.loop(), this, on_timer);
+    timer_.init(poller, this, on_timer);
     ++server_.open_connections;
 }
 
@@ -74,7 +74,8 @@ void UpstreamConnection::close() {
     owner_ = nullptr;
     io_.forget();
     ::close(fd_);
-    uv_close(timer_.handle(), on_closed);
+    timer_.cancel();
+    poller_.release_after_turn(this, release);
 }
 
 void UpstreamConnection::on_io(void* self, int events) {
@@ -87,8 +88,6 @@ void UpstreamConnection::on_timer(void* owner) {
     if (connection->owner_) connection->owner_->on_upstream_timeout(*connection);
 }
 
-void UpstreamConnection::on_closed(uv_handle_t* handle) {
-    delete static_cast<UpstreamConnection*>(handle->data);
-}
+void UpstreamConnection::release(void* closed) { delete static_cast<UpstreamConnection*>(closed); }
 
 }  // namespace portico::proxy

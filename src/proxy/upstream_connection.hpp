@@ -2,11 +2,9 @@
 // worker's IoPoller (the same I/O design as client connections, so the proxy
 // reads and writes with its own system calls and sees back-pressure
 // exactly), and one timer. Whoever uses it (an exchange, or the idle pool)
-// is its Owner and gets its events. Memory is freed once libuv closed the
-// timer, after the loop turn's other events.
+// is its Owner and gets its events. Memory is freed at the end of the loop
+// turn it closed in, after the turn's other events.
 #pragma once
-
-#include <uv.h>
 
 #include <cstdint>
 #include <string>
@@ -68,8 +66,9 @@ private:
     ~UpstreamConnection();
     static void on_io(void* connection, int events);
     static void on_timer(void* connection);
-    static void on_closed(uv_handle_t* handle);
+    static void release(void* closed);
 
+    core::IoPoller& poller_;
     UpstreamServer& server_;
     int fd_;
     core::IoWatcher io_;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -162,4 +163,111 @@ TEST_CASE("io poller: a watcher marked run_first is told before the rest of its 
     CHECK(order.front() == 4);
     // Told once each: the first-run watcher is not told again with the rest.
     CHECK(std::count(order.begin(), order.end(), 4) == 1);
+}
+
+namespace {
+
+// A timer that counts its firings, and may cancel or re-arm another.
+struct CountingTimer {
+    portico::core::LazyTimer timer;
+    int fired = 0;
+    CountingTimer* cancel_on_fire = nullptr;
+    static void on_fire(void* self) {
+        auto* counting = static_cast<CountingTimer*>(self);
+        ++counting->fired;
+        if (counting->cancel_on_fire) counting->cancel_on_fire->timer.cancel();
+    }
+};
+
+// Turns (each waiting as the poller decides, at most 50 ms) until `done`
+// or 2 s have passed.
+template <typename Done>
+void turn_until(Loop& loop, Done done) {
+    uint64_t start = uv_hrtime();
+    while (!done() && uv_hrtime() - start < 2'000'000'000) loop.poller->turn(50);
+}
+
+}  // namespace
+
+TEST_CASE("io poller: timers fire once, at their last deadline; disarmed and cancelled ones never") {
+    Loop loop;
+    CountingTimer soon, moved, disarmed, cancelled;
+    for (CountingTimer* timer : {&soon, &moved, &disarmed, &cancelled})
+        timer->timer.init(*loop.poller, timer, CountingTimer::on_fire);
+    // Deadlines count from the loop's time, in whole milliseconds: 1 ms of slack below.
+    uv_update_time(&loop.loop);
+    uint64_t start = uv_hrtime();
+    soon.timer.arm(20);
+    moved.timer.arm(20);
+    moved.timer.arm(120);  // moved later: fires at 120, not 20
+    disarmed.timer.arm(20);
+    disarmed.timer.disarm();
+    cancelled.timer.arm(20);
+    cancelled.timer.cancel();
+    turn_until(loop, [&] { return soon.fired > 0; });
+    CHECK(soon.fired == 1);
+    uint64_t elapsed_ms = (uv_hrtime() - start) / 1'000'000;
+    CHECK(elapsed_ms >= 19);
+    if (elapsed_ms < 120) CHECK(moved.fired == 0);  // unless this machine stalled past it
+    turn_until(loop, [&] { return moved.fired > 0; });
+    CHECK(moved.fired == 1);
+    CHECK((uv_hrtime() - start) / 1'000'000 >= 119);
+    // Each fired once: nothing more to fire.
+    loop.turn();
+    CHECK(soon.fired == 1);
+    CHECK(moved.fired == 1);
+    CHECK(disarmed.fired == 0);
+    CHECK(cancelled.fired == 0);
+    // A cancelled timer stays silent when armed again.
+    cancelled.timer.arm(0);
+    loop.turn();
+    CHECK(cancelled.fired == 0);
+}
+
+TEST_CASE("io poller: a timer cancelled by another due in the same turn does not fire; a turn with a timer "
+          "due does not wait") {
+    Loop loop;
+    CountingTimer first, second;
+    first.timer.init(*loop.poller, &first, CountingTimer::on_fire);
+    second.timer.init(*loop.poller, &second, CountingTimer::on_fire);
+    first.cancel_on_fire = &second;
+    second.cancel_on_fire = &first;
+    first.timer.arm(0);
+    second.timer.arm(0);
+    uint64_t start = uv_hrtime();
+    loop.poller->turn(5'000);  // both are due: no wait
+    CHECK((uv_hrtime() - start) / 1'000'000 < 1'000);
+    CHECK(first.fired + second.fired == 1);
+}
+
+TEST_CASE("io poller: release_after_turn runs after the turn's events, releases made by a release included") {
+    Loop loop;
+    SocketPair pair;
+    struct Releasing {
+        IoWatcher watcher;
+        IoPoller* poller = nullptr;
+        std::vector<std::string>* log = nullptr;
+        static void on_event(void* self, int) {
+            auto* releasing = static_cast<Releasing*>(self);
+            releasing->log->push_back("event");
+            releasing->watcher.forget();
+            releasing->poller->release_after_turn(releasing, release_first);
+            releasing->log->push_back("event done");
+        }
+        static void release_first(void* self) {
+            auto* releasing = static_cast<Releasing*>(self);
+            releasing->log->push_back("released");
+            releasing->poller->release_after_turn(self, release_second);
+        }
+        static void release_second(void* self) { static_cast<Releasing*>(self)->log->push_back("released again"); }
+    };
+    std::vector<std::string> log;
+    Releasing releasing;
+    releasing.poller = loop.poller.get();
+    releasing.log = &log;
+    releasing.watcher.init(*loop.poller, pair.fds[0], &releasing, Releasing::on_event);
+    REQUIRE(releasing.watcher.watch(io_readable));
+    REQUIRE(::write(pair.fds[1], "x", 1) == 1);
+    loop.turn();
+    CHECK(log == std::vector<std::string>{"event", "event done", "released", "released again"});
 }

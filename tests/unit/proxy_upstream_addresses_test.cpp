@@ -13,6 +13,7 @@
 
 #include "config/config.hpp"
 #include "config/units.hpp"
+#include "core/io_poller.hpp"
 #include "metrics/shared_counters.hpp"
 #include "proxy/upstream.hpp"
 
@@ -45,12 +46,14 @@ public:
         counters_ = std::make_unique<metrics::WorkerCounters>(
             shared_->attach(shared_->lease_slot(0).slot, whole_));
         uv_loop_init(&loop_);
-        upstream_ = std::make_unique<proxy::Upstream>(&loop_, whole_.upstreams[0], 0, *counters_);
+        poller_ = std::make_unique<core::IoPoller>(&loop_);
+        upstream_ = std::make_unique<proxy::Upstream>(*poller_, whole_.upstreams[0], 0, *counters_);
     }
     ~UpstreamUnderTest() {
         upstream_->close();
         uv_run(&loop_, UV_RUN_DEFAULT);
         upstream_.reset();
+        poller_.reset();
         uv_loop_close(&loop_);
     }
 
@@ -75,6 +78,7 @@ private:
     std::unique_ptr<metrics::SharedCounters> shared_;
     std::unique_ptr<metrics::WorkerCounters> counters_;
     uv_loop_t loop_;
+    std::unique_ptr<core::IoPoller> poller_;
     std::unique_ptr<proxy::Upstream> upstream_;
 };
 
