@@ -47,6 +47,7 @@ void IoPoller::run() {
     uv_run(loop_, UV_RUN_NOWAIT);
     while (!closed_) turn(-1);
     uv_run(loop_, UV_RUN_DEFAULT);
+    run_releases();  // what libuv's last callbacks closed
 }
 
 int IoPoller::libuv_timeout() const {

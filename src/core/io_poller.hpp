@@ -106,6 +106,7 @@ public:
     // costs nothing. False when epoll refused the descriptor (errno set).
     bool watch(int events);
     int events() const { return events_; }
+    IoPoller& poller() const { return *poller_; }
     // Reported before the other watchers ready in the same batch (the file
     // cache's change feed: a file changed before a request came must be
     // known stale before that request is served).

@@ -33,7 +33,7 @@ UpstreamConnection* UpstreamConnection::open(core::IoPoller& poller, UpstreamSer
 }
 
 UpstreamConnection::UpstreamConnection(core::IoPoller& poller, UpstreamServer& server, int fd)
-    : poller_(poller), server_(server), fd_(fd) {
+    : server_(server), fd_(fd) {
     io_.init(poller, fd, this, on_io);
     timer_.init(poller, this, on_timer);
     ++server_.open_connections;
@@ -60,11 +60,11 @@ void UpstreamConnection::acknowledge_now() {
 }
 
 void UpstreamConnection::arm_timer(uint64_t timeout_ms) {
-    if (!closing_) timer_.arm(timeout_ms);
+    timer_.arm(timeout_ms);  // a no-op once close() cancelled it
 }
 
 void UpstreamConnection::stop_timer() {
-    if (!closing_) timer_.disarm();
+    timer_.disarm();
 }
 
 void UpstreamConnection::close() {
@@ -75,7 +75,7 @@ void UpstreamConnection::close() {
     io_.forget();
     ::close(fd_);
     timer_.cancel();
-    poller_.release_after_turn(this, release);
+    io_.poller().release_after_turn(this, release);
 }
 
 void UpstreamConnection::on_io(void* self, int events) {

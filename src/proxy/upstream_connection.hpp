@@ -68,7 +68,6 @@ private:
     static void on_timer(void* connection);
     static void release(void* closed);
 
-    core::IoPoller& poller_;
     UpstreamServer& server_;
     int fd_;
     core::IoWatcher io_;

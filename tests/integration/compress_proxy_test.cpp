@@ -91,6 +91,15 @@ static int brotli_window_bits(const std::string& stream) {
     return m == 0 ? 17 : m == 1 ? -1 : 8 + static_cast<int>(m);
 }
 
+// The window a zstd frame declares (RFC 8878 3.1.1.1): -1 for a
+// single-segment frame, whose window is its pledged content size.
+static int zstd_window_log(const std::string& frame) {
+    if (frame.size() < 6) return -2;
+    auto descriptor = static_cast<unsigned char>(frame[4]);
+    if (descriptor & 0x20) return -1;
+    return 10 + (static_cast<unsigned char>(frame[5]) >> 3);
+}
+
 TEST_CASE("compress: br's window fits a proxied response's length, up to 512 KiB, 64 KiB for a stream of "
           "unknown length or from quality 7",
           "[compress]") {
@@ -120,6 +129,14 @@ TEST_CASE("compress: br's window fits a proxied response's length, up to 512 KiB
         bool decoded_whole = decode_body("br", response->body) == json_text(c.size);
         CHECK(decoded_whole);
     }
+    // zstd does not pledge a stream's Content-Length (an upstream that sent
+    // less would fail the stream): its streamed 256 KiB window.
+    auto zstd = get(portico.port(), "/100k", "zstd");
+    REQUIRE(zstd);
+    REQUIRE(zstd->header("content-encoding") == "zstd");
+    CHECK(zstd_window_log(zstd->body) == 18);
+    bool zstd_decoded = decode_body("zstd", zstd->body) == json_text(100 * 1024);
+    CHECK(zstd_decoded);
     // From quality 7 a larger window would take 9 to 33 MiB of tables per stream.
     Portico level_9(compress_config(upstream, "{ brotli_level = 9 }"));
     auto response = get(level_9.port(), "/100k", "br");
