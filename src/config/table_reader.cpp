@@ -37,7 +37,7 @@ std::vector<ConfigError> Diagnostics::take_sorted() {
 
 namespace {
 
-std::string quoted(std::string_view text) {
+std::string quoted_excerpt(std::string_view text) {
     constexpr size_t max_shown = 60;
     std::string out = "\"";
     for (char c : text.substr(0, max_shown)) {
@@ -90,7 +90,7 @@ std::string suggestion(std::string_view unknown, const std::vector<std::string_v
 
 std::string describe(const toml::node& value) {
     if (const auto* text = value.as_string()) {
-        return quoted(text->get());
+        return quoted_excerpt(text->get());
     }
     if (const auto* array = value.as_array()) {
         return array->empty() ? "an empty array" : "an array";

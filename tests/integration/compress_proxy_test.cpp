@@ -33,12 +33,6 @@ std::string compress_config(const UpstreamServer& upstream, const std::string& c
     return proxy_config({upstream.address()}, "", "compress = " + compress + "\n", server_options);
 }
 
-std::optional<Response> get(uint16_t port, const std::string& target, const std::string& accept,
-                            const std::string& extra = "") {
-    std::string headers = accept.empty() ? extra : "Accept-Encoding: " + accept + "\r\n" + extra;
-    return proxy_fetch(port, get_request(target, headers), 10s);
-}
-
 }  // namespace
 
 TEST_CASE("compress: a proxied response is compressed in the coding the client prefers", "[compress]") {
@@ -122,7 +116,7 @@ TEST_CASE("compress: br's window fits a proxied response's length, up to 512 KiB
     for (Case c : {Case{"/100k", 100 * 1024, 17}, Case{"/chunked", 100 * 1024, 16}, Case{"/2k", 2000, 11},
                    Case{"/4m", 4 << 20, 19}}) {
         INFO(c.target);
-        auto response = get(portico.port(), c.target, "br");
+        auto response = fetch_encoded(portico.port(), c.target, "br");
         REQUIRE(response);
         REQUIRE(response->header("content-encoding") == "br");
         CHECK(brotli_window_bits(response->body) == c.window_bits);
@@ -131,7 +125,7 @@ TEST_CASE("compress: br's window fits a proxied response's length, up to 512 KiB
     }
     // zstd does not pledge a stream's Content-Length (an upstream that sent
     // less would fail the stream): its streamed 256 KiB window.
-    auto zstd = get(portico.port(), "/100k", "zstd");
+    auto zstd = fetch_encoded(portico.port(), "/100k", "zstd");
     REQUIRE(zstd);
     REQUIRE(zstd->header("content-encoding") == "zstd");
     CHECK(zstd_window_log(zstd->body) == 18);
@@ -139,7 +133,7 @@ TEST_CASE("compress: br's window fits a proxied response's length, up to 512 KiB
     CHECK(zstd_decoded);
     // From quality 7 a larger window would take 9 to 33 MiB of tables per stream.
     Portico level_9(compress_config(upstream, "{ brotli_level = 9 }"));
-    auto response = get(level_9.port(), "/100k", "br");
+    auto response = fetch_encoded(level_9.port(), "/100k", "br");
     REQUIRE(response);
     REQUIRE(response->header("content-encoding") == "br");
     CHECK(brotli_window_bits(response->body) == 16);
@@ -171,7 +165,7 @@ TEST_CASE("compress: responses that are never compressed arrive byte for byte", 
     const std::string accept = "gzip, deflate, br, zstd";
 
     SECTION("an upstream's own Content-Encoding is left alone, Vary and all") {
-        auto response = get(portico.port(), "/encoded", accept);
+        auto response = fetch_encoded(portico.port(), "/encoded", accept);
         REQUIRE(response);
         CHECK(response->header("content-encoding") == "gzip");
         CHECK(response->header("content-length") == std::to_string(gzipped.size()));
@@ -189,7 +183,7 @@ TEST_CASE("compress: responses that are never compressed arrive byte for byte", 
                        Case{"/short", 200, 255}, Case{"/image", 200, text.size()},
                        Case{"/binary", 200, text.size()}, Case{"/untyped", 200, text.size()}}) {
             INFO(c.target);
-            auto response = get(portico.port(), c.target, accept);
+            auto response = fetch_encoded(portico.port(), c.target, accept);
             REQUIRE(response);
             CHECK(response->status == c.status);
             CHECK(response->header("content-encoding").empty());
@@ -199,7 +193,7 @@ TEST_CASE("compress: responses that are never compressed arrive byte for byte", 
         }
     }
     SECTION("a request with Range gets the identity's bytes (and its strong ETag)") {
-        auto response = get(portico.port(), "/range", accept, "Range: bytes=0-99\r\n");
+        auto response = fetch_encoded(portico.port(), "/range", accept, "Range: bytes=0-99\r\n");
         REQUIRE(response);
         CHECK(response->header("content-encoding").empty());
         CHECK(response->header("etag") == "\"v1\"");
@@ -223,9 +217,9 @@ TEST_CASE("compress: min_length and types come from the location's table", "[com
                           Reply::Then::keep_alive);
     });
     Portico portico(compress_config(upstream, "{ types = [\"application/x-ndjson\"], min_length = 2000 }"));
-    auto small = get(portico.port(), "/small", "gzip");
-    auto large = get(portico.port(), "/large", "gzip");
-    auto csv = get(portico.port(), "/csv", "gzip");
+    auto small = fetch_encoded(portico.port(), "/small", "gzip");
+    auto large = fetch_encoded(portico.port(), "/large", "gzip");
+    auto csv = fetch_encoded(portico.port(), "/csv", "gzip");
     REQUIRE(small);
     REQUIRE(large);
     REQUIRE(csv);
@@ -250,7 +244,7 @@ TEST_CASE("compress: the client's q-values decide, and a refusal is honoured", "
                    Case{"gzip;q=0.2, zstd;q=0.9, br;q=0.5", "zstd"}, Case{"identity, gzip;q=0.5", ""},
                    Case{"deflate, compress", ""}, Case{"", ""}}) {
         INFO("Accept-Encoding: " << c.accept);
-        auto response = get(portico.port(), "/", c.accept);
+        auto response = fetch_encoded(portico.port(), "/", c.accept);
         REQUIRE(response);
         CHECK(response->header("content-encoding") == c.coding);
         // Compressible either way: caches must keep the representations apart.
@@ -276,10 +270,10 @@ TEST_CASE("compress: Vary is merged with the upstream's, ETags made weak once", 
         return Reply::text(200, body, extra);
     });
     Portico portico(compress_config(upstream));
-    auto cookie = get(portico.port(), "/cookie", "br");
-    auto already = get(portico.port(), "/already", "br");
-    auto star = get(portico.port(), "/star", "br");
-    auto identity = get(portico.port(), "/cookie", "");
+    auto cookie = fetch_encoded(portico.port(), "/cookie", "br");
+    auto already = fetch_encoded(portico.port(), "/already", "br");
+    auto star = fetch_encoded(portico.port(), "/star", "br");
+    auto identity = fetch_encoded(portico.port(), "/cookie", "");
     REQUIRE(cookie);
     REQUIRE(already);
     REQUIRE(star);
@@ -415,7 +409,7 @@ TEST_CASE("compress: a slow reader of a large compressed stream gets it whole, i
     pid_t worker = portico.worker_pids().at(0);
     // A compressed stream first: the pools, the encoder's allocations and
     // the libraries' pages are then part of the baseline.
-    auto warm = get(portico.port(), "/warm", "gzip");
+    auto warm = fetch_encoded(portico.port(), "/warm", "gzip");
     REQUIRE(warm);
     REQUIRE(warm->header("content-encoding") == "gzip");
     long rss_before = resident_kib(worker);
@@ -493,7 +487,7 @@ TEST_CASE("compress: many small chunks after a large one in one read, then the n
             client.send(get_request("/pieces", accept));
             std::this_thread::sleep_for(300ms);
         }
-        auto after = get(portico.port(), "/next", coding);
+        auto after = fetch_encoded(portico.port(), "/next", coding);
         REQUIRE(after);
         CHECK(decode_body(coding, after->body) == json_text(3000));
     }
@@ -523,7 +517,7 @@ TEST_CASE("compress: counters by coding: responses, bytes in and out", "[compres
     Portico portico(with_metrics(compress_config(upstream), metrics_port));
     uint64_t sent_br = 0;
     for (const char* accept : {"br", "br", "gzip", ""}) {
-        auto response = get(portico.port(), "/", accept);
+        auto response = fetch_encoded(portico.port(), "/", accept);
         REQUIRE(response);
         if (std::string(accept) == "br") sent_br += response->body.size();
     }

@@ -28,16 +28,7 @@ std::string css_text(size_t size, int variant = 0) {
 }
 
 std::string static_config(const Site& site, const std::string& options, uint16_t metrics_port) {
-    return with_metrics("[server]\nlisten = [\"{listen}\"]\nworkers = 1\n\n[[location]]\nprefix = \"/\"\nroot = '" +
-                            site.root() + "'\n" + options + "\n",
-                        metrics_port);
-}
-
-std::optional<Response> get(uint16_t port, const std::string& target, const std::string& accept,
-                            const std::string& extra = "", const std::string& method = "GET") {
-    std::string headers = accept.empty() ? extra : "Accept-Encoding: " + accept + "\r\n" + extra;
-    return proxy_fetch(port, method + " " + target + " HTTP/1.1\r\nHost: static\r\n" + headers + "\r\n",
-                       10s);
+    return with_metrics(static_site_config(site.root(), options), metrics_port);
 }
 
 double compressed(uint16_t metrics_port, const char* coding) {
@@ -62,14 +53,14 @@ TEST_CASE("compress static: a file is compressed once per coding, then sent from
     Portico portico(static_config(site, "compress = true", metrics_port));
 
     for (const auto& [target, original] : {std::pair{"/small.css", &small}, std::pair{"/large.css", &large}}) {
-        auto plain = get(portico.port(), target, "");
+        auto plain = fetch_encoded(portico.port(), target, "");
         REQUIRE(plain);
         for (const char* coding : {"br", "zstd", "gzip"}) {
             INFO(target << " in " << coding);
             double before = compressed(metrics_port, coding);
             double hits_before = cache_hits(metrics_port, coding);
             for (int round = 0; round < 3; ++round) {
-                auto response = get(portico.port(), target, coding);
+                auto response = fetch_encoded(portico.port(), target, coding);
                 REQUIRE(response);
                 CHECK(response->status == 200);
                 CHECK(response->header("content-encoding") == coding);
@@ -104,8 +95,8 @@ TEST_CASE("compress static: each level is its own entry", "[compress][static]") 
         "[[location]]\nprefix = \"/a/\"\nroot = '" + site.root() + "'\ncompress = { gzip_level = 1 }\n"
         "[[location]]\nprefix = \"/b/\"\nroot = '" + site.root() + "'\ncompress = { gzip_level = 9 }\n",
         metrics_port));
-    auto fast = get(portico.port(), "/a/app.css", "gzip");
-    auto best = get(portico.port(), "/b/app.css", "gzip");
+    auto fast = fetch_encoded(portico.port(), "/a/app.css", "gzip");
+    auto best = fetch_encoded(portico.port(), "/b/app.css", "gzip");
     REQUIRE(fast);
     REQUIRE(best);
     CHECK(decode_body("gzip", fast->body) == text);
@@ -123,21 +114,21 @@ TEST_CASE("compress static: a file changed on disk is compressed again from its 
         INFO(size << " bytes");
         const std::string path = site.write("app.css", css_text(size, 1));
         Portico portico(static_config(site, "compress = true", metrics_port));
-        auto first = get(portico.port(), "/app.css", "br");
-        auto cached = get(portico.port(), "/app.css", "br");
+        auto first = fetch_encoded(portico.port(), "/app.css", "br");
+        auto cached = fetch_encoded(portico.port(), "/app.css", "br");
         REQUIRE(first);
         REQUIRE(cached);
         CHECK(decode_body("br", cached->body) == css_text(size, 1));
         CHECK(cache_hits(metrics_port, "br") == 1);
 
         std::ofstream(path, std::ios::binary | std::ios::trunc) << css_text(size, 2);
-        auto changed = get(portico.port(), "/app.css", "br");
+        auto changed = fetch_encoded(portico.port(), "/app.css", "br");
         REQUIRE(changed);
         bool fresh = decode_body("br", changed->body) == css_text(size, 2);
         CHECK(fresh);
         CHECK(changed->header("etag") != first->header("etag"));
         CHECK(cache_hits(metrics_port, "br") == 1);  // compressed again, not found
-        auto again = get(portico.port(), "/app.css", "br");
+        auto again = fetch_encoded(portico.port(), "/app.css", "br");
         REQUIRE(again);
         CHECK(decode_body("br", again->body) == css_text(size, 2));
         CHECK(cache_hits(metrics_port, "br") == 2);
@@ -155,23 +146,23 @@ TEST_CASE("compress static: Range, HEAD, 304 and other types get the file as it 
     Portico portico(static_config(site, "compress = true", metrics_port));
     const std::string accept = "br, gzip";
 
-    auto range = get(portico.port(), "/app.css", accept, "Range: bytes=10-19\r\n");
+    auto range = fetch_encoded(portico.port(), "/app.css", accept, "Range: bytes=10-19\r\n");
     REQUIRE(range);
     CHECK(range->status == 206);
     CHECK(range->header("content-encoding").empty());
     CHECK(range->body == text.substr(10, 10));
 
-    auto head = get(portico.port(), "/app.css", accept, "", "HEAD");
+    auto head = fetch_encoded(portico.port(), "/app.css", accept, "", "HEAD");
     REQUIRE(head);
     CHECK(head->status == 200);
     CHECK(head->header("content-encoding").empty());
     CHECK(head->header("content-length") == std::to_string(text.size()));
 
-    auto compressed_response = get(portico.port(), "/app.css", accept);
+    auto compressed_response = fetch_encoded(portico.port(), "/app.css", accept);
     REQUIRE(compressed_response);
     REQUIRE(compressed_response->header("etag").starts_with("W/"));
     // The weak tag revalidates (If-None-Match compares weakly): a 304.
-    auto revalidated = get(portico.port(), "/app.css", accept,
+    auto revalidated = fetch_encoded(portico.port(), "/app.css", accept,
                            "If-None-Match: " + compressed_response->header("etag") + "\r\n");
     REQUIRE(revalidated);
     CHECK(revalidated->status == 304);
@@ -180,13 +171,13 @@ TEST_CASE("compress static: Range, HEAD, 304 and other types get the file as it 
 
     for (const char* target : {"/photo.jpg", "/tiny.css"}) {
         INFO(target);
-        auto response = get(portico.port(), target, accept);
+        auto response = fetch_encoded(portico.port(), target, accept);
         REQUIRE(response);
         CHECK(response->status == 200);
         CHECK(response->header("content-encoding").empty());
         CHECK(response->header("vary").empty());
     }
-    auto missing = get(portico.port(), "/nothing.css", accept);
+    auto missing = fetch_encoded(portico.port(), "/nothing.css", accept);
     REQUIRE(missing);
     CHECK(missing->status == 404);
     CHECK(missing->header("content-encoding").empty());
@@ -198,7 +189,7 @@ TEST_CASE("compress static: a file above 4 MiB goes out as it is", "[compress][s
     site.write("big.css", big);
     uint16_t metrics_port = unused_port();
     Portico portico(static_config(site, "compress = true", metrics_port));
-    auto response = get(portico.port(), "/big.css", "gzip");
+    auto response = fetch_encoded(portico.port(), "/big.css", "gzip");
     REQUIRE(response);
     CHECK(response->header("content-encoding").empty());
     CHECK(response->header("vary").empty());
@@ -235,7 +226,7 @@ TEST_CASE("precompressed: the sidecar the client prefers, by the same negotiatio
                    Case{"/old.css", "br", "br", nullptr},
                    Case{"/bare.css", "zstd, gzip", "zstd", nullptr}}) {
         INFO(c.target << " with Accept-Encoding: " << c.accept);
-        auto response = get(portico.port(), c.target, c.accept);
+        auto response = fetch_encoded(portico.port(), c.target, c.accept);
         REQUIRE(response);
         CHECK(response->status == 200);
         CHECK(response->header("content-encoding") == c.coding);
@@ -252,7 +243,7 @@ TEST_CASE("precompressed: the sidecar the client prefers, by the same negotiatio
     CHECK(compressed(metrics_port, "br") + compressed(metrics_port, "zstd") +
               compressed(metrics_port, "gzip") == 2);
 
-    auto refused = get(portico.port(), "/app.css", "gzip;q=0, br;q=0, zstd;q=0");
+    auto refused = fetch_encoded(portico.port(), "/app.css", "gzip;q=0, br;q=0, zstd;q=0");
     REQUIRE(refused);
     CHECK(refused->body == original);
     CHECK(refused->header("content-encoding").empty());
@@ -266,8 +257,8 @@ TEST_CASE("precompressed: only the listed sidecars are looked for", "[compress][
     site.write("app.js.zst", "ZSTD SIDECAR");
     uint16_t metrics_port = unused_port();
     Portico portico(static_config(site, "precompressed = [\"zstd\"]", metrics_port));
-    auto zstd = get(portico.port(), "/app.js", "br, zstd, gzip");
-    auto none = get(portico.port(), "/app.js", "br, gzip");
+    auto zstd = fetch_encoded(portico.port(), "/app.js", "br, zstd, gzip");
+    auto none = fetch_encoded(portico.port(), "/app.js", "br, gzip");
     REQUIRE(zstd);
     REQUIRE(none);
     CHECK(zstd->body == "ZSTD SIDECAR");

@@ -17,6 +17,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <sstream>
 #include <stdexcept>
 #include <string_view>
@@ -309,6 +310,28 @@ std::optional<Response> fetch(uint16_t port, const std::string& path,
     Client client(port);
     client.send("GET " + path + " HTTP/1.1\r\nHost: test\r\n" + extra_headers + "\r\n");
     return client.read_response();
+}
+
+bool contains(const std::string& text, const std::string& part) {
+    return text.find(part) != std::string::npos;
+}
+
+std::string read_text(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream content;
+    content << in.rdbuf();
+    return content.str();
+}
+
+std::string random_bytes(size_t size, uint64_t seed) {
+    std::mt19937_64 generator(seed);
+    std::string bytes(size, '\0');
+    for (size_t i = 0; i < size; i += 8) {
+        uint64_t word = generator();
+        for (size_t j = 0; j < 8 && i + j < size; ++j)
+            bytes[i + j] = static_cast<char>((word >> (8 * j)) & 0xff);
+    }
+    return bytes;
 }
 
 }  // namespace portico::test

@@ -6,6 +6,8 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <cstddef>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -113,5 +115,12 @@ private:
 // One request on a new connection; nullopt when no complete response came.
 std::optional<Response> fetch(uint16_t port, const std::string& path,
                               const std::string& extra_headers = "");
+
+// Test data.
+bool contains(const std::string& text, const std::string& part);
+// A whole file's bytes ("" when it cannot be read).
+std::string read_text(const std::string& path);
+// Deterministic bytes that do not repeat in any short period.
+std::string random_bytes(size_t size, uint64_t seed);
 
 }  // namespace portico::test

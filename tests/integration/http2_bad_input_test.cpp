@@ -26,7 +26,7 @@ using Clock = std::chrono::steady_clock;
 
 const std::string small_file = "a small file, kept in memory\n";
 
-Reply app(const ReceivedRequest& request) {
+Reply holding_app(const ReceivedRequest& request) {
     if (request.target == "/app/hold")
         return Reply().wait_release().send("HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nheld");
     if (request.method == "POST")
@@ -42,7 +42,7 @@ public:
     // with a short keepalive_timeout, which would close it meanwhile).
     explicit Target(const std::string& http2_options = "", const std::string& server_options = "",
                     bool bystander = true)
-        : upstream_(app) {
+        : upstream_(holding_app) {
         site_.write("small.txt", small_file);
         site_.write("large.bin", random_bytes(1u << 20, 31));
         portico_ = std::make_unique<Portico>(tls_config(
@@ -724,7 +724,7 @@ TEST_CASE("http2 bad input: clients that leave mid-response: RST_STREAM and a dr
         client.send_raw(h2::rst_stream_frame(id, h2::CANCEL));
         client.set_auto_window_update(true);
         client.send_raw(h2::window_update_frame(0, 1u << 20));
-        target.upstream().set_behaviour(app);
+        target.upstream().set_behaviour(holding_app);
         uint32_t next = client.get("/small.txt");
         REQUIRE(client.wait_stream(next));
         INFO(client.trace());

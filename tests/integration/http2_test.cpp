@@ -30,7 +30,7 @@ using Clock = std::chrono::steady_clock;
 
 // The upstream of these tests: a POST is answered with its body's size and
 // digest (and its framing), /app/slow trickles, the rest "ok TARGET".
-Reply app(const ReceivedRequest& request) {
+Reply digest_app(const ReceivedRequest& request) {
     if (request.method == "POST" || request.method == "PUT")
         return Reply::text(200, "got " + std::to_string(request.body.size()) + " " +
                                     sha256_hex(request.body) +
@@ -61,13 +61,6 @@ std::string cleartext_config(const Site& site, const std::string& upstream,
 std::string observed(const std::string& config, const Site& site) {
     return config + "\n[metrics]\nlisten = \"127.0.0.1:0\"\n\n[log]\naccess = \"" + site.dir.path() +
            "/access.log\"\n";
-}
-
-std::string read_text(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::stringstream content;
-    content << in.rdbuf();
-    return content.str();
 }
 
 int count_lines_with(const std::string& text, const std::string& needle) {
@@ -112,7 +105,7 @@ TEST_CASE("http2: h2c with prior knowledge: files, HEAD, 404, and HTTP/1.1 on th
     Site site;
     Files files;
     files.write(site);
-    UpstreamServer upstream(app);
+    UpstreamServer upstream(digest_app);
     Portico portico(cleartext_config(site, upstream.address()));
 
     h2::Client client(portico.port());
@@ -188,7 +181,7 @@ TEST_CASE("http2: with cleartext = false (the default) an h2c preface is not HTT
     Site site;
     Files files;
     files.write(site);
-    UpstreamServer upstream(app);
+    UpstreamServer upstream(digest_app);
     for (std::string http2 : {"", "cleartext = false\n"}) {
         INFO("[http2] " << http2);
         Portico portico(cleartext_config(site, upstream.address(), http2));
@@ -217,7 +210,7 @@ TEST_CASE("http2: h2 by ALPN over TLS: files, a proxied request (X-Forwarded-Pro
     Site site;
     Files files;
     files.write(site);
-    UpstreamServer upstream(app);
+    UpstreamServer upstream(digest_app);
     Portico portico(tls_config({certs.entry("a")}, locations(site, upstream.address())));
     uint16_t port = tls_port(portico);
 
@@ -305,7 +298,7 @@ TEST_CASE("http2: with enabled = false ALPN selects http/1.1", "[http2][tls]") {
     Site site;
     Files files;
     files.write(site);
-    UpstreamServer upstream(app);
+    UpstreamServer upstream(digest_app);
     Portico portico(tls_config({certs.entry("a")},
                                "[http2]\nenabled = false\n\n" + locations(site, upstream.address())));
     uint16_t port = tls_port(portico);
@@ -341,7 +334,7 @@ TEST_CASE("http2: many concurrent streams on one connection, bytes correct, and 
     Site site;
     Files files;
     files.write(site);
-    UpstreamServer upstream(app);
+    UpstreamServer upstream(digest_app);
     Portico portico(observed(cleartext_config(site, upstream.address()), site));
     uint16_t metrics = metrics_port(portico);
 
@@ -405,7 +398,7 @@ TEST_CASE("http2: request bodies through the proxy: with and without content-len
           "stream window (WINDOW_UPDATE), and 413",
           "[http2][proxy]") {
     Site site;
-    UpstreamServer upstream(app);
+    UpstreamServer upstream(digest_app);
     Portico portico(cleartext_config(site, upstream.address(), "cleartext = true\n",
                                      "max_body_bytes = \"2MiB\"\n"));
 
@@ -481,7 +474,7 @@ TEST_CASE("http2: flow control: a client's small windows are back-pressure, noth
     Site site;
     Files files;
     files.write(site);
-    UpstreamServer upstream(app);
+    UpstreamServer upstream(digest_app);
     Portico portico(cleartext_config(site, upstream.address()));
 
     SECTION("a file with a stream window of 0, opened a little at a time") {
@@ -564,7 +557,7 @@ TEST_CASE("http2: counters and the access log: requests, sessions, streams, rese
     UpstreamServer upstream([](const ReceivedRequest& request) {
         if (request.target == "/app/hold")
             return Reply().wait_release().send("HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nheld");
-        return app(request);
+        return digest_app(request);
     });
     Portico portico(observed(cleartext_config(site, upstream.address()), site));
     uint16_t metrics = metrics_port(portico);
@@ -646,7 +639,7 @@ TEST_CASE("http2: a reload drains an h2 connection: GOAWAY, the stream in flight
     Site site;
     Files files;
     files.write(site);
-    UpstreamServer upstream(app);
+    UpstreamServer upstream(digest_app);
     // keepalive_timeout is the drain's grace for connections with nothing
     // in flight; a short one makes the GOAWAY come soon.
     std::string config = observed(
@@ -689,7 +682,7 @@ TEST_CASE("http2: a reload drains an h2 connection: GOAWAY, the stream in flight
 TEST_CASE("http2: a stop drains an h2 connection: GOAWAY, the stream in flight completes",
           "[http2][reload]") {
     Site site;
-    UpstreamServer upstream(app);
+    UpstreamServer upstream(digest_app);
     Portico portico(cleartext_config(site, upstream.address(), "cleartext = true\n",
                                      "keepalive_timeout = \"1s\"\nshutdown_timeout = \"10s\"\n"));
     h2::Client client(portico.port());
@@ -725,7 +718,7 @@ TEST_CASE("http2: what a location does works the same over h2: ranges, 304, resp
         if (request.method == "HEAD")
             return Reply::raw("HTTP/1.1 200 OK\r\nContent-Length: 1234\r\nX-Head: yes\r\n\r\n",
                               Reply::Then::keep_alive);
-        return app(request);
+        return digest_app(request);
     });
     Portico portico("[server]\nlisten = [\"{listen}\"]\nworkers = 1\n\n[http2]\ncleartext = true\n\n"
                     "[upstream.app]\nservers = [\"" + upstream.address() + "\"]\n\n"

@@ -19,11 +19,11 @@ using namespace portico::test;
 
 namespace {
 
-struct Site {
+struct MeteredSite {
     TempDir dir;
     std::string file = std::string(20000, 'f');  // over 16 KiB: sent with sendfile
     UpstreamServer upstream;
-    Site() { dir.write("www/file.txt", file); }
+    MeteredSite() { dir.write("www/file.txt", file); }
     std::string config() const {
         return R"(
 [server]
@@ -73,7 +73,7 @@ const std::string fixed_label = "location=\"fixed \\\"quoted\\\" \\\\ name\"";
 }  // namespace
 
 TEST_CASE("counters add up requests across two workers, per location and status", "[metrics]") {
-    Site site;
+    MeteredSite site;
     Portico portico(site.config());
     REQUIRE(portico.wait_for_log("worker 1 started"));
     const int n = 30;
@@ -112,7 +112,7 @@ TEST_CASE("counters add up requests across two workers, per location and status"
 }
 
 TEST_CASE("POST /stats/reset zeroes the counters", "[metrics]") {
-    Site site;
+    MeteredSite site;
     Portico portico(site.config());
     send_requests(portico.port(), 5);
     uint16_t port = metrics_port(portico);
@@ -133,7 +133,7 @@ TEST_CASE("POST /stats/reset zeroes the counters", "[metrics]") {
 }
 
 TEST_CASE("totals survive a worker crash and a reload", "[metrics]") {
-    Site site;
+    MeteredSite site;
     Portico portico(site.config());
     REQUIRE(portico.wait_for_log("worker 1 started"));
     send_requests(portico.port(), 10);
@@ -156,7 +156,7 @@ TEST_CASE("totals survive a worker crash and a reload", "[metrics]") {
 }
 
 TEST_CASE("/healthz answers 200 while workers accept, and unknown paths 404", "[metrics]") {
-    Site site;
+    MeteredSite site;
     Portico portico(site.config());
     uint16_t port = metrics_port(portico);
     auto health = fetch(port, "/healthz");
@@ -172,7 +172,7 @@ TEST_CASE("/metrics passes promtool check metrics", "[metrics][promtool]") {
         WARN("promtool not installed (Debian package prometheus): check skipped");
         return;
     }
-    Site site;
+    MeteredSite site;
     Portico portico(site.config());
     send_requests(portico.port(), 3);
     std::string path = portico.dir().write("metrics.txt", scrape(metrics_port(portico)));
@@ -185,7 +185,7 @@ TEST_CASE("/metrics passes promtool check metrics", "[metrics][promtool]") {
 }
 
 TEST_CASE("the access log carries the timings, and SIGUSR1 reopens a moved file", "[metrics][access-log]") {
-    Site site;
+    MeteredSite site;
     std::string config = site.config();
     config.replace(config.find("[metrics]"), 0,
                    "[log]\naccess = \"" + site.dir.path() + "/access.log\"\n\n");

@@ -182,6 +182,13 @@ std::optional<Response> proxy_fetch(uint16_t port, const std::string& request,
     return reader.read(timeout, request.rfind("HEAD ", 0) == 0);
 }
 
+std::optional<Response> fetch_encoded(uint16_t port, const std::string& target, const std::string& accept,
+                                      const std::string& extra, const std::string& method) {
+    std::string headers = accept.empty() ? extra : "Accept-Encoding: " + accept + "\r\n" + extra;
+    return proxy_fetch(port, method + " " + target + " HTTP/1.1\r\nHost: front.example\r\n" + headers + "\r\n",
+                       10s);
+}
+
 std::string with_metrics(const std::string& config, uint16_t metrics_port) {
     return config + "\n[metrics]\nlisten = \"127.0.0.1:" + std::to_string(metrics_port) + "\"\n";
 }
@@ -241,13 +248,6 @@ long resident_kib(pid_t pid) {
     while (std::getline(status, line))
         if (line.rfind("VmRSS:", 0) == 0) return std::atol(line.c_str() + 6);
     return 0;
-}
-
-std::string random_bytes(size_t size, uint32_t seed) {
-    std::mt19937 generator(seed);
-    std::string bytes(size, '\0');
-    for (char& byte : bytes) byte = static_cast<char>(generator() & 0xff);
-    return bytes;
 }
 
 long long ms_since(std::chrono::steady_clock::time_point start) {

@@ -78,6 +78,11 @@ private:
 std::optional<Response> proxy_fetch(uint16_t port, const std::string& request,
                                     std::chrono::milliseconds timeout = 5s);
 
+// A request for `target` with Accept-Encoding: `accept` (none when empty)
+// and `extra` header lines, on a new connection.
+std::optional<Response> fetch_encoded(uint16_t port, const std::string& target, const std::string& accept,
+                                      const std::string& extra = "", const std::string& method = "GET");
+
 // `config` with a [metrics] listener on `metrics_port`.
 std::string with_metrics(const std::string& config, uint16_t metrics_port);
 // The value of one series, written as on /metrics ("name" or
@@ -109,8 +114,6 @@ private:
 };
 // VmRSS of a process, in KiB (0 when unreadable).
 long resident_kib(pid_t pid);
-// Deterministic bytes that do not repeat in any short period.
-std::string random_bytes(size_t size, uint32_t seed);
 // Milliseconds since `start`.
 long long ms_since(std::chrono::steady_clock::time_point start);
 // Case-insensitive search (header names in raw heads).

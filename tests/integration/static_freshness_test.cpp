@@ -23,12 +23,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// One worker: every request meets the same file cache.
-std::string config_for(const Site& site) {
-    return "[server]\nlisten = [\"{listen}\"]\nworkers = 1\n\n[[location]]\nprefix = \"/\"\nroot = '" +
-           site.root() + "'\n";
-}
-
 // Rewrites the file in place: same inode, truncated and written again.
 void rewrite_in_place(const std::string& path, const std::string& content) {
     std::ofstream(path, std::ios::binary | std::ios::trunc) << content;
@@ -95,7 +89,7 @@ TEST_CASE("static freshness: a file rewritten in place is served new at once", "
         INFO("size " << size);
         Site site;
         std::string path = site.write("app.js", body_of_size(size, 'a'));
-        Portico portico(config_for(site));
+        Portico portico(static_site_config(site.root()));
         Checker checker(portico.port(), "/app.js");
         std::string old_etag = checker.expect_body(body_of_size(size, 'a'));
         for (char fill : {'b', 'c', 'd'}) {
@@ -114,7 +108,7 @@ TEST_CASE("static freshness: a file renamed over the served one is served at onc
         INFO("size " << size);
         Site site;
         site.write("app.js", body_of_size(size, 'a'));
-        Portico portico(config_for(site));
+        Portico portico(static_site_config(site.root()));
         Checker checker(portico.port(), "/app.js");
         std::string old_etag = checker.expect_body(body_of_size(size, 'a'));
         // The deploy tool's way: write a new file beside it, then mv it over.
@@ -130,7 +124,7 @@ TEST_CASE("static freshness: a deleted file is 404 at once, and served again onc
           "[static][fresh]") {
     Site site;
     site.write("sub/page.html", "page\n");
-    Portico portico(config_for(site));
+    Portico portico(static_site_config(site.root()));
     Checker checker(portico.port(), "/sub/page.html");
     std::string old_etag = checker.expect_body("page\n");
     fs::remove(site.path("sub/page.html"));
@@ -145,7 +139,7 @@ TEST_CASE("static freshness: a deleted file is 404 at once, and served again onc
 TEST_CASE("static freshness: a file made unreadable is 403 at once", "[static][fresh]") {
     Site site;
     std::string path = site.write("secret.txt", "was public\n");
-    Portico portico(config_for(site));
+    Portico portico(static_site_config(site.root()));
     Checker checker(portico.port(), "/secret.txt");
     std::string old_etag = checker.expect_body("was public\n");
     REQUIRE(::chmod(path.c_str(), 0) == 0);
@@ -160,7 +154,7 @@ TEST_CASE("static freshness: a file made unreadable is 403 at once", "[static][f
 TEST_CASE("static freshness: a directory replaced by a file, and back", "[static][fresh]") {
     Site site;
     site.write("docs/index.html", "docs index\n");
-    Portico portico(config_for(site));
+    Portico portico(static_site_config(site.root()));
     Checker index(portico.port(), "/docs/index.html");
     Checker directory(portico.port(), "/docs/");
     index.expect_body("docs index\n");
@@ -187,7 +181,7 @@ TEST_CASE("static freshness: a symbolic link on the way retargeted", "[static][f
     site.write("v1/app.js", "version 1\n");
     site.write("v2/app.js", "version 2\n");
     fs::create_directory_symlink("v1", site.path("current"));
-    Portico portico(config_for(site));
+    Portico portico(static_site_config(site.root()));
     Checker checker(portico.port(), "/current/app.js");
     std::string old_etag = checker.expect_body("version 1\n");
     // Atomic switch, as release tools do: a new link renamed over the old.
@@ -212,7 +206,7 @@ TEST_CASE("static freshness: a file that is a symbolic link follows its target",
     site.write("assets/app.1.css", "one\n");
     site.write("assets/app.2.css", "two\n");
     fs::create_symlink("assets/app.1.css", site.path("latest.css"));
-    Portico portico(config_for(site));
+    Portico portico(static_site_config(site.root()));
     Checker checker(portico.port(), "/latest.css");
     std::string old_etag = checker.expect_body("one\n");
     // The target rewritten in place: no event names the link.

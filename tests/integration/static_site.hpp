@@ -22,4 +22,12 @@ struct Site {
     }
 };
 
+// One worker and one location, prefix "/" with `root`; `location_extra` adds
+// keys to the location, `before_locations` top-level tables (e.g. [mime]).
+inline std::string static_site_config(const std::string& root, const std::string& location_extra = "",
+                                      const std::string& before_locations = "") {
+    return "[server]\nlisten = [\"{listen}\"]\nworkers = 1\n\n" + before_locations +
+           "\n[[location]]\nprefix = \"/\"\nroot = '" + root + "'\n" + location_extra + "\n";
+}
+
 }  // namespace portico::test

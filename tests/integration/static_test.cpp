@@ -29,15 +29,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// One location prefix "/" with root = SITE/www; `location_extra` adds keys to
-// it, `before_locations` adds top-level tables (e.g. [mime]).
-std::string config_for(const Site& site, const std::string& location_extra = "",
-                       const std::string& before_locations = "") {
-    return "[server]\nlisten = [\"{listen}\"]\nworkers = 1\n\n" + before_locations +
-           "\n[[location]]\nprefix = \"/\"\nroot = '" + site.root() + "'\n" + location_extra +
-           "\n";
-}
-
 std::optional<Response> request(uint16_t port, const std::string& method,
                                 const std::string& target, const std::string& headers = "",
                                 std::chrono::milliseconds timeout = 5s) {
@@ -73,21 +64,6 @@ bool starts_with(const std::string& text, const std::string& prefix) {
     return text.rfind(prefix, 0) == 0;
 }
 
-bool contains(const std::string& text, const std::string& part) {
-    return text.find(part) != std::string::npos;
-}
-
-std::string random_bytes(size_t size, uint64_t seed) {
-    std::mt19937_64 generator(seed);
-    std::string bytes(size, '\0');
-    for (size_t i = 0; i < size; i += 8) {
-        uint64_t word = generator();
-        for (size_t j = 0; j < 8 && i + j < size; ++j)
-            bytes[i + j] = static_cast<char>((word >> (8 * j)) & 0xff);
-    }
-    return bytes;
-}
-
 constexpr time_t fixed_mtime = 1000000000;  // Sun, 09 Sep 2001 01:46:40 GMT
 const std::string index_body = "<h1>home</h1>\n";
 const std::string alphabet = "0123456789abcdefghijklmnopqrstuvwxyz";  // 36 bytes
@@ -101,7 +77,7 @@ TEST_CASE("static: GET serves the file with type, length, validators and Accept-
     site.write("hello world.txt", "spaced\n");
     site.write("caf\xC3\xA9.txt", "utf8\n");
     site.write("empty.txt", "");
-    Portico portico(config_for(site));
+    Portico portico(static_site_config(site.root()));
 
     auto response = request(portico.port(), "GET", "/index.html");
     REQUIRE(response);
@@ -171,7 +147,7 @@ TEST_CASE("static: GET serves the file with type, length, validators and Accept-
 TEST_CASE("static: methods other than GET and HEAD get 405 with Allow", "[static]") {
     Site site;
     site.write("index.html", index_body);
-    Portico portico(config_for(site));
+    Portico portico(static_site_config(site.root()));
 
     for (const std::string method : {"POST", "PUT", "DELETE", "OPTIONS", "PATCH", "TRACE"}) {
         INFO(method);
@@ -203,7 +179,7 @@ TEST_CASE("static: directories give the index, a redirect to add the slash, or 4
     site.write("docs/deeper/index.html", "deeper index\n");
     fs::create_directories(site.root() + "/empty");
     site.write("noindex/file.txt", "file\n");
-    Portico portico(config_for(site));
+    Portico portico(static_site_config(site.root()));
     const uint16_t port = portico.port();
 
     auto response = request(port, "GET", "/");
@@ -275,7 +251,7 @@ TEST_CASE("static: index files are tried in the configured order", "[static]") {
     site.write("both/default.html", "default\n");
     site.write("second/default.html", "second default\n");
     site.write("neither/index.html", "not in the list\n");
-    Portico portico(config_for(site, "index = [\"index.htm\", \"default.html\"]\n"));
+    Portico portico(static_site_config(site.root(), "index = [\"index.htm\", \"default.html\"]\n"));
 
     auto response = request(portico.port(), "GET", "/both/");
     REQUIRE(response);
@@ -300,7 +276,7 @@ TEST_CASE("static: the redirect's Location stays one safe header", "[static]") {
     // A directory whose name holds CR LF: decoding its request path and
     // writing it back raw would split the response (header injection).
     site.write("x\r\nX-Injected: 1/index.html", "crlf dir\n");
-    Portico portico(config_for(site));
+    Portico portico(static_site_config(site.root()));
 
     auto response = request(portico.port(), "GET", "/my%20dir");
     REQUIRE(response);
@@ -326,7 +302,7 @@ TEST_CASE("static: the trailing-slash redirect is never an open redirect", "[sta
     // way) is a network-path reference: the browser would go to another host.
     Site site;
     site.write("docs/index.html", "docs\n");
-    Portico portico(config_for(site));
+    Portico portico(static_site_config(site.root()));
     for (const std::string target :
          {"//evil.example/../docs", "///evil.example/../docs", "//evil.example/%2e%2e/docs",
           "/\\evil.example/../docs", "//evil.example/..//docs?x=1"}) {
@@ -367,7 +343,7 @@ TEST_CASE("static: Content-Type from the built-in table and [mime]", "[static]")
         {"a.tar.gz", "application/gzip", true},
     };
     for (const Expected& e : expected) site.write(e.file, "content of " + e.file);
-    Portico portico(config_for(site, "", "[mime]\nfoo = \"application/x-foo\"\ngz = \"application/gzip\"\n"));
+    Portico portico(static_site_config(site.root(), "", "[mime]\nfoo = \"application/x-foo\"\ngz = \"application/gzip\"\n"));
 
     for (const Expected& e : expected) {
         INFO(e.file);
@@ -386,7 +362,7 @@ TEST_CASE("static: If-None-Match and If-Modified-Since give 304", "[static]") {
     Site site;
     set_mtime(site.write("page.html", index_body), fixed_mtime);
     site.write("small.txt", "small\n");
-    Portico portico(config_for(site));
+    Portico portico(static_site_config(site.root()));
     const uint16_t port = portico.port();
     const std::string etag = expected_etag(fixed_mtime, index_body.size());
     const std::string last_modified = http_date(fixed_mtime);
@@ -450,7 +426,7 @@ TEST_CASE("static: a changed file gets new validators", "[static]") {
     Site site;
     const std::string path = site.write("v.txt", "version one\n");
     set_mtime(path, fixed_mtime);
-    Portico portico(config_for(site));
+    Portico portico(static_site_config(site.root()));
 
     auto first = request(portico.port(), "GET", "/v.txt");
     REQUIRE(first);
@@ -481,7 +457,7 @@ TEST_CASE("static: Range requests", "[static]") {
     Site site;
     set_mtime(site.write("range.txt", alphabet), fixed_mtime);
     const std::string size = std::to_string(alphabet.size());
-    Portico portico(config_for(site));
+    Portico portico(static_site_config(site.root()));
     const uint16_t port = portico.port();
 
     struct Case {
@@ -588,7 +564,7 @@ TEST_CASE("static: gzip_static sends FILE.gz to clients that accept gzip", "[sta
     site.write("app.js", plain);
     site.write("app.js.gz", gzipped);
     site.write("style.css", "body{}\n");  // no .gz next to it
-    Portico portico(config_for(site, "gzip_static = true\n"));
+    Portico portico(static_site_config(site.root(), "gzip_static = true\n"));
     const uint16_t port = portico.port();
 
     SECTION("accepted and present: the .gz bytes with Content-Encoding: gzip") {
@@ -669,7 +645,7 @@ TEST_CASE("static: without gzip_static the .gz file is never substituted", "[sta
     Site site;
     site.write("app.js", "plain\n");
     site.write("app.js.gz", "not-this");
-    Portico portico(config_for(site));
+    Portico portico(static_site_config(site.root()));
     auto response = request(portico.port(), "GET", "/app.js", "Accept-Encoding: gzip\r\n");
     REQUIRE(response);
     CHECK(response->status == 200);
@@ -680,7 +656,7 @@ TEST_CASE("static: without gzip_static the .gz file is never substituted", "[sta
 TEST_CASE("static: cache_control and headers are added", "[static]") {
     Site site;
     set_mtime(site.write("page.html", index_body), fixed_mtime);
-    Portico portico(config_for(site,
+    Portico portico(static_site_config(site.root(),
                                "cache_control = \"public, max-age=60\"\n"
                                "headers = { \"X-Frame-Options\" = \"DENY\", \"X-Test\" = \"yes\" }\n"));
     const uint16_t port = portico.port();
@@ -720,7 +696,7 @@ TEST_CASE("static: a 5 MiB file whole, in ranges, and by HEAD", "[static]") {
     const std::string content = random_bytes(size, 20240501);
     site.write("big.bin", content);
     site.write("small.txt", "small\n");
-    Portico portico(config_for(site));
+    Portico portico(static_site_config(site.root()));
     const uint16_t port = portico.port();
 
     auto whole = request(port, "GET", "/big.bin", "", 20s);
@@ -769,7 +745,7 @@ TEST_CASE("static: HEAD answers like GET without the body", "[static]") {
     site.write("range.txt", alphabet);
     site.write("docs/index.html", "docs\n");
     fs::create_directories(site.root() + "/empty");
-    Portico portico(config_for(site, "cache_control = \"no-cache\"\n"));
+    Portico portico(static_site_config(site.root(), "cache_control = \"no-cache\"\n"));
     const uint16_t port = portico.port();
 
     struct Case {
@@ -832,7 +808,7 @@ TEST_CASE("static: pipelined static responses keep their framing", "[static]") {
     Site site;
     set_mtime(site.write("range.txt", alphabet), fixed_mtime);
     site.write("docs/index.html", "docs\n");
-    Portico portico(config_for(site));
+    Portico portico(static_site_config(site.root()));
     Client client(portico.port());
     const std::string etag = expected_etag(fixed_mtime, alphabet.size());
     client.send("GET /range.txt HTTP/1.1\r\nHost: t\r\nRange: bytes=1-3\r\n\r\n"
@@ -873,7 +849,7 @@ TEST_CASE("static: a slow reader of a large file does not stall its worker", "[s
     const std::string content = random_bytes(size, 77);
     site.write("huge.bin", content);
     site.write("small.txt", "small\n");
-    Portico portico(config_for(site));  // workers = 1
+    Portico portico(static_site_config(site.root()));  // workers = 1
     const uint16_t port = portico.port();
 
     // Asks for 32 MiB and reads nothing, through a tiny receive buffer.
@@ -912,7 +888,7 @@ TEST_CASE("static: fast readers of a large file share the worker with each other
     const std::string content = random_bytes(size, 91);
     site.write("large.bin", content);
     site.write("small.txt", "small\n");
-    Portico portico(config_for(site));  // workers = 1
+    Portico portico(static_site_config(site.root()));  // workers = 1
     const uint16_t port = portico.port();
 
     constexpr int copies = 4;
@@ -998,7 +974,7 @@ TEST_CASE("static: a file that shrinks under a cached length is cut off, never p
     const std::string big = random_bytes(1024 * 1024, 5);
     const std::string path = site.write("shrinking.bin", big);
     site.write("small.txt", "small\n");
-    Portico portico(config_for(site));
+    Portico portico(static_site_config(site.root()));
     const uint16_t port = portico.port();
 
     auto first = request(port, "GET", "/shrinking.bin", "", 10s);

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "harness.hpp"
+#include "static_site.hpp"
 
 using namespace portico::test;
 
@@ -23,15 +24,15 @@ namespace {
 namespace fs = std::filesystem;
 
 const std::string marker = "SECRET-MARKER-5d1f0c9a";
-const std::string index_body = "<h1>inside</h1>\n";
+const std::string inside_body = "<h1>inside</h1>\n";
 
 // SITE/www is the root. SITE/secret.txt, SITE/outside/ and SITE/www2/ (a
 // sibling whose path starts with the root's path) lie outside it, and all
 // hold the marker.
-struct Site {
+struct SiteWithSecrets {
     TempDir dir;
-    Site() {
-        dir.write("www/index.html", index_body);
+    SiteWithSecrets() {
+        dir.write("www/index.html", inside_body);
         dir.write("www/sub/page.txt", "page inside\n");
         dir.write("secret.txt", marker + " top\n");
         dir.write("outside/secret.txt", marker + " outside\n");
@@ -42,15 +43,6 @@ struct Site {
     std::string root() const { return dir.path() + "/www"; }
     std::string path(const std::string& relative) const { return dir.path() + "/" + relative; }
 };
-
-std::string config_for(const Site& site, const std::string& location_extra = "") {
-    return "[server]\nlisten = [\"{listen}\"]\nworkers = 1\n\n[[location]]\nprefix = \"/\"\n"
-           "root = '" + site.root() + "'\n" + location_extra + "\n";
-}
-
-bool contains(const std::string& text, const std::string& part) {
-    return text.find(part) != std::string::npos;
-}
 
 // A request with Connection: close; `parsed` gets the response (nullopt
 // when none came) and the result is every byte the server sent.
@@ -69,7 +61,7 @@ void expect_next_client_served(uint16_t port) {
     auto response = fetch(port, "/index.html");
     REQUIRE(response);
     CHECK(response->status == 200);
-    CHECK(response->body == index_body);
+    CHECK(response->body == inside_body);
 }
 
 struct Attempt {
@@ -94,8 +86,8 @@ void check_attempts(uint16_t port, const std::vector<Attempt>& attempts) {
 }  // namespace
 
 TEST_CASE("static traversal: no encoding of '..' reaches outside the root", "[static]") {
-    Site site;
-    Portico portico(config_for(site));
+    SiteWithSecrets site;
+    Portico portico(static_site_config(site.root()));
     const uint16_t port = portico.port();
 
     const std::vector<Attempt> attempts = {
@@ -167,9 +159,9 @@ TEST_CASE("static traversal: no encoding of '..' reaches outside the root", "[st
 TEST_CASE("static traversal: the marker check sees a leak (positive control)", "[static]") {
     // The same check as the attempts above, on a file that does hold the
     // marker inside the root: it must see it, or the other tests prove nothing.
-    Site site;
+    SiteWithSecrets site;
     site.dir.write("www/control.txt", marker + " control\n");
-    Portico portico(config_for(site));
+    Portico portico(static_site_config(site.root()));
     std::optional<Response> response;
     const std::string raw = raw_exchange(portico.port(), "/control.txt", response);
     REQUIRE(response);
@@ -178,7 +170,7 @@ TEST_CASE("static traversal: the marker check sees a leak (positive control)", "
 }
 
 TEST_CASE("static traversal: symbolic links leading outside the root are 404", "[static]") {
-    Site site;
+    SiteWithSecrets site;
     const std::string www = site.root();
     fs::create_symlink(site.path("secret.txt"), www + "/link-out");
     fs::create_symlink("../secret.txt", www + "/link-out-rel");
@@ -198,7 +190,7 @@ TEST_CASE("static traversal: symbolic links leading outside the root are 404", "
     fs::create_symlink(site.path("secret.txt"), www + "/idx/index.html");
     // A "directory" index: index.html is itself a directory.
     fs::create_directories(www + "/weird/index.html");
-    Portico portico(config_for(site));
+    Portico portico(static_site_config(site.root()));
     const uint16_t port = portico.port();
 
     const std::vector<Attempt> attempts = {
@@ -230,25 +222,25 @@ TEST_CASE("static traversal: symbolic links leading outside the root are 404", "
 
 TEST_CASE("static traversal: symbolic links that stay inside the root are followed",
           "[static]") {
-    Site site;
+    SiteWithSecrets site;
     const std::string www = site.root();
     fs::create_symlink("index.html", www + "/link-in");
     fs::create_symlink(www + "/sub/page.txt", www + "/link-in-abs");
     fs::create_symlink("../index.html", www + "/sub/up-in");
     fs::create_directory_symlink("sub", www + "/dir-in");
     fs::create_symlink("link-in", www + "/chain-in");
-    Portico portico(config_for(site));
+    Portico portico(static_site_config(site.root()));
     const uint16_t port = portico.port();
 
     struct Case {
         std::string target;
         std::string body;
     };
-    for (const Case& c : std::vector<Case>{{"/link-in", index_body},
+    for (const Case& c : std::vector<Case>{{"/link-in", inside_body},
                                            {"/link-in-abs", "page inside\n"},
-                                           {"/sub/up-in", index_body},
+                                           {"/sub/up-in", inside_body},
                                            {"/dir-in/page.txt", "page inside\n"},
-                                           {"/chain-in", index_body}}) {
+                                           {"/chain-in", inside_body}}) {
         INFO(c.target);
         auto response = fetch(port, c.target);
         REQUIRE(response);
@@ -258,7 +250,7 @@ TEST_CASE("static traversal: symbolic links that stay inside the root are follow
 }
 
 TEST_CASE("static traversal: dotfile segments are 404 unless dotfiles = true", "[static]") {
-    Site site;
+    SiteWithSecrets site;
     site.dir.write("www/.env", "DOTENV-CONTENT\n");
     site.dir.write("www/.git/config", "GIT-CONFIG\n");
     site.dir.write("www/a/.hidden/x", "HIDDEN-X\n");
@@ -276,7 +268,7 @@ TEST_CASE("static traversal: dotfile segments are 404 unless dotfiles = true", "
     };
 
     SECTION("default: 404, nothing of the file shows, the next client is served") {
-        Portico portico(config_for(site));
+        Portico portico(static_site_config(site.root()));
         for (const auto& [target, body] : dotted) {
             INFO(target);
             std::optional<Response> response;
@@ -295,7 +287,7 @@ TEST_CASE("static traversal: dotfile segments are 404 unless dotfiles = true", "
         CHECK(response->status == 404);
     }
     SECTION("dotfiles = true: served") {
-        Portico portico(config_for(site, "dotfiles = true\n"));
+        Portico portico(static_site_config(site.root(), "dotfiles = true\n"));
         for (const auto& [target, body] : dotted) {
             INFO(target);
             auto response = fetch(portico.port(), target);
@@ -313,11 +305,11 @@ TEST_CASE("static traversal: dotfile segments are 404 unless dotfiles = true", "
 
 TEST_CASE("static traversal: files that are not regular files are refused without hanging",
           "[static]") {
-    Site site;
+    SiteWithSecrets site;
     // Opening a FIFO for reading blocks until a writer comes: a handler that
     // opens it without O_NONBLOCK freezes its worker.
     REQUIRE(::mkfifo((site.root() + "/fifo").c_str(), 0644) == 0);
-    Portico portico(config_for(site));
+    Portico portico(static_site_config(site.root()));
     const auto start = std::chrono::steady_clock::now();
     std::optional<Response> response;
     const std::string raw = raw_exchange(portico.port(), "/fifo", response);
@@ -329,8 +321,8 @@ TEST_CASE("static traversal: files that are not regular files are refused withou
 
 TEST_CASE("static traversal: a bad request on a kept-alive connection harms nobody",
           "[static]") {
-    Site site;
-    Portico portico(config_for(site));
+    SiteWithSecrets site;
+    Portico portico(static_site_config(site.root()));
     Client client(portico.port());
     client.send("GET /%2e%2e/secret.txt HTTP/1.1\r\nHost: t\r\n\r\n");
     auto bad = client.read_response();
@@ -342,14 +334,14 @@ TEST_CASE("static traversal: a bad request on a kept-alive connection harms nobo
     client.send("GET /index.html HTTP/1.1\r\nHost: t\r\n\r\n");
     if (auto next = client.read_response(2s)) {
         CHECK(next->status == 200);
-        CHECK(next->body == index_body);
+        CHECK(next->body == inside_body);
     }
     expect_next_client_served(portico.port());
 }
 
 TEST_CASE("static traversal: gzip_static never follows a .gz link out of the root",
           "[static]") {
-    Site site;
+    SiteWithSecrets site;
     const std::string www = site.root();
     site.dir.write("www/app.js", "plain app\n");
     fs::create_symlink(site.path("secret.txt"), www + "/app.js.gz");
@@ -358,7 +350,7 @@ TEST_CASE("static traversal: gzip_static never follows a .gz link out of the roo
     // A .gz whose plain file is a dotfile is not a way around dotfiles.
     site.dir.write("www/.env.gz", "DOTENV-GZ\n");
     site.dir.write("www/.env", "DOTENV-PLAIN\n");
-    Portico portico(config_for(site, "gzip_static = true\n"));
+    Portico portico(static_site_config(site.root(), "gzip_static = true\n"));
     const uint16_t port = portico.port();
 
     for (const std::string target : {"/app.js", "/other.js"}) {

@@ -52,10 +52,6 @@ private:
     int fd_ = -1;
 };
 
-bool contains(const std::string& text, const std::string& part) {
-    return text.find(part) != std::string::npos;
-}
-
 // The MONOTONIC_USEC=N value in a message, or -1.
 long long monotonic_usec_in(const std::string& message) {
     size_t at = message.find("MONOTONIC_USEC=");

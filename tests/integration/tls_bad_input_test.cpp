@@ -14,12 +14,6 @@ using namespace portico::test;
 
 namespace {
 
-TlsOptions sni_a() {
-    TlsOptions options;
-    options.server_name = "a.test";
-    return options;
-}
-
 // handshake_timeout 1 s, header_timeout 10 s (the default), unless told
 // otherwise: each of the timeout tests would fail if the other applied.
 std::string config(const Certificates& certs, const Site& site, const std::string& upstream,

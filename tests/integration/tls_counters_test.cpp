@@ -26,13 +26,6 @@ using nlohmann::json;
 
 namespace {
 
-std::string read_text(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::stringstream content;
-    content << in.rdbuf();
-    return content.str();
-}
-
 struct ShellResult {
     int status = -1;
     std::string output;  // stdout and stderr

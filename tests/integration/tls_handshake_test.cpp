@@ -351,13 +351,6 @@ std::vector<int> workers_in(const std::string& access_log) {
     return workers;
 }
 
-std::string read_text(const std::string& path) {
-    std::ifstream in(path);
-    std::stringstream text;
-    text << in.rdbuf();
-    return text.str();
-}
-
 }  // namespace
 
 TEST_CASE("tls: session tickets resume on every worker, TLS 1.3 and 1.2, and across a reload",

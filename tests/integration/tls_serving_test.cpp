@@ -34,12 +34,6 @@ root = ")" + site.root() + R"("
 )");
 }
 
-TlsOptions sni_a() {
-    TlsOptions options;
-    options.server_name = "a.test";
-    return options;
-}
-
 std::string get(const std::string& target, const std::string& extra = "") {
     return get_request(target, extra, "a.test");
 }

@@ -480,4 +480,10 @@ std::string sha256_hex(const std::string& bytes) {
     return text;
 }
 
+TlsOptions sni_a() {
+    TlsOptions options;
+    options.server_name = "a.test";
+    return options;
+}
+
 }  // namespace portico::test

@@ -157,4 +157,7 @@ inline constexpr int alert_protocol_version = 70;
 // SHA-256 of `bytes`, lower-case hex.
 std::string sha256_hex(const std::string& bytes);
 
+// A client that names a.test in its SNI, nothing else set.
+TlsOptions sni_a();
+
 }  // namespace portico::test

@@ -20,6 +20,7 @@
 #include "metrics/render.hpp"
 #include "metrics/saved_snapshots.hpp"
 #include "metrics/shared_counters.hpp"
+#include "durations.hpp"
 
 using namespace portico::metrics;
 using nlohmann::json;
@@ -28,8 +29,6 @@ using portico::cli::render_stats_table;
 using portico::cli::run_stats_command;
 
 namespace {
-
-constexpr uint64_t ms = 1'000'000;
 
 // Two locations, one upstream with two servers, as a real config would
 // register them.

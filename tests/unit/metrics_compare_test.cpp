@@ -7,15 +7,12 @@
 #include "metrics/compare.hpp"
 #include "metrics/render.hpp"
 #include "metrics/saved_snapshots.hpp"
+#include "durations.hpp"
 
 using namespace portico::metrics;
 using nlohmann::json;
 
 namespace {
-
-constexpr uint64_t us = 1'000;
-constexpr uint64_t ms = 1'000'000;
-constexpr uint64_t second = 1'000'000'000;
 
 // `requests` requests of `duration_ns` each; proxied ones spend all but
 // `overhead_ns` upstream.

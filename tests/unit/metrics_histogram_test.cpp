@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "metrics/histogram.hpp"
+#include "durations.hpp"
 
 using portico::metrics::bucket_bounds_ns;
 using portico::metrics::bucket_count;
@@ -12,9 +13,6 @@ using portico::metrics::HistogramSnapshot;
 
 namespace {
 
-constexpr uint64_t us = 1'000;
-constexpr uint64_t ms = 1'000'000;
-constexpr uint64_t s = 1'000'000'000;
 
 HistogramSnapshot snapshot_of(const HistogramSlot& slot) {
     HistogramSnapshot snapshot;
@@ -26,7 +24,7 @@ HistogramSnapshot snapshot_of(const HistogramSlot& slot) {
 
 TEST_CASE("buckets run from 50 us to 10 s on a log scale", "[metrics]") {
     CHECK(bucket_bounds_ns.front() == 50 * us);
-    CHECK(bucket_bounds_ns.back() == 10 * s);
+    CHECK(bucket_bounds_ns.back() == 10 * second);
     for (size_t i = 1; i < bucket_bounds_ns.size(); ++i) {
         double ratio = static_cast<double>(bucket_bounds_ns[i]) / bucket_bounds_ns[i - 1];
         CHECK(ratio > 1.3);
@@ -42,8 +40,8 @@ TEST_CASE("a value on a bound falls in that bound's bucket (le is inclusive)", "
     CHECK(bucket_index(75 * us) == 1);
     CHECK(bucket_index(1 * ms) == 8);
     CHECK(bucket_index(1 * ms + 1) == 9);
-    CHECK(bucket_index(10 * s) == bucket_count - 2);
-    CHECK(bucket_index(10 * s + 1) == bucket_count - 1);
+    CHECK(bucket_index(10 * second) == bucket_count - 2);
+    CHECK(bucket_index(10 * second + 1) == bucket_count - 1);
     CHECK(bucket_index(std::numeric_limits<uint64_t>::max()) == bucket_count - 1);
 }
 
@@ -51,11 +49,11 @@ TEST_CASE("recording keeps buckets, sum and max", "[metrics]") {
     HistogramSlot slot;
     slot.record(40 * us);
     slot.record(1 * ms);
-    slot.record(20 * s);
+    slot.record(20 * second);
     HistogramSnapshot snapshot = snapshot_of(slot);
     CHECK(snapshot.count == 3);
-    CHECK(snapshot.sum_ns == 40 * us + 1 * ms + 20 * s);
-    CHECK(snapshot.max_ns == 20 * s);
+    CHECK(snapshot.sum_ns == 40 * us + 1 * ms + 20 * second);
+    CHECK(snapshot.max_ns == 20 * second);
     CHECK(snapshot.buckets[0] == 1);
     CHECK(snapshot.buckets[8] == 1);
     CHECK(snapshot.buckets[bucket_count - 1] == 1);
@@ -103,30 +101,30 @@ TEST_CASE("percentiles interpolate inside the bucket and stop at the max", "[met
 
 TEST_CASE("the +Inf bucket interpolates up to the largest value", "[metrics]") {
     HistogramSlot slot;
-    slot.record(20 * s);
-    slot.record(20 * s);
+    slot.record(20 * second);
+    slot.record(20 * second);
     HistogramSnapshot snapshot = snapshot_of(slot);
-    CHECK(snapshot.percentile(0.5) == 15 * s);
-    CHECK(snapshot.percentile(1.0) == 20 * s);
+    CHECK(snapshot.percentile(0.5) == 15 * second);
+    CHECK(snapshot.percentile(1.0) == 20 * second);
 }
 
 TEST_CASE("snapshots sum slots and merge with each other", "[metrics]") {
-    HistogramSlot first, second;
+    HistogramSlot first, later;
     first.record(60 * us);
     first.record(2 * ms);
-    second.record(2 * ms);
-    second.record(3 * s);
+    later.record(2 * ms);
+    later.record(3 * second);
 
     HistogramSnapshot both;
     both.add(first);
-    both.add(second);
+    both.add(later);
     CHECK(both.count == 4);
-    CHECK(both.sum_ns == 60 * us + 4 * ms + 3 * s);
-    CHECK(both.max_ns == 3 * s);
+    CHECK(both.sum_ns == 60 * us + 4 * ms + 3 * second);
+    CHECK(both.max_ns == 3 * second);
     CHECK(both.buckets[bucket_index(2 * ms)] == 2);
 
     HistogramSnapshot merged = snapshot_of(first);
-    merged.add(snapshot_of(second));
+    merged.add(snapshot_of(later));
     CHECK(merged.buckets == both.buckets);
     CHECK(merged.count == both.count);
     CHECK(merged.sum_ns == both.sum_ns);

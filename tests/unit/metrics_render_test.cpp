@@ -6,12 +6,11 @@
 #include <vector>
 
 #include "metrics/render.hpp"
+#include "durations.hpp"
 
 using namespace portico::metrics;
 
 namespace {
-
-constexpr uint64_t ms = 1'000'000;
 
 HistogramSnapshot histogram_of(std::initializer_list<uint64_t> values) {
     HistogramSlot slot;

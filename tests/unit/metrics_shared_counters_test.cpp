@@ -10,13 +10,12 @@
 
 #include "config/config.hpp"
 #include "metrics/shared_counters.hpp"
+#include "durations.hpp"
 
 using namespace portico::metrics;
 using portico::config::Config;
 
 namespace {
-
-constexpr uint64_t ms = 1'000'000;
 
 Config config_with(std::vector<std::string> locations,
                    std::vector<std::pair<std::string, std::vector<std::string>>> upstreams) {
