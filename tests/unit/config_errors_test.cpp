@@ -11,7 +11,9 @@ using portico::config::parse_config;
 
 namespace {
 
-constexpr const char* fake_path = "/tmp/x/portico.toml";
+// A folder that does not exist, so no relative root resolves to a real one
+// (a clone at /tmp/x once made "../x/./www/" readable).
+constexpr const char* fake_path = "/nonexistent-portico-conf/portico.toml";
 
 struct BrokenConfig {
     const char* what;
@@ -367,8 +369,8 @@ const BrokenConfig broken_configs[] = {
      "listen = [\"127.0.0.1:0\"]\n"
      "[[location]]\n"
      "prefix = \"/\"\n"
-     "root = \"../x/./www/\"\n",
-     "5:8", "root '/tmp/x/www' is not a readable directory"},
+     "root = \"../nonexistent-portico-conf/./www/\"\n",
+     "5:8", "root '/nonexistent-portico-conf/www' is not a readable directory"},
     {"bad header name",
      "[server]\n"
      "listen = [\"127.0.0.1:0\"]\n"
