@@ -166,6 +166,8 @@ void read_server(const toml::node* node, LoadContext& context, ServerConfig& ser
     reader.read_duration("shutdown_timeout", server.shutdown_timeout);
     read_header_value(reader, "server_header", server.server_header);
     read_user(reader, server.user);
+    reader.read_choice("worker_scheduling", server.worker_scheduling,
+                       {{"batch", WorkerScheduling::batch}, {"normal", WorkerScheduling::normal}});
     reader.finish();
 }
 

@@ -2,6 +2,7 @@
 
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <sched.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -272,6 +273,19 @@ void Worker::stop_loop() {
     for (auto& upstream : server_->upstreams) upstream->close();
 }
 
+// Set either way, so that a worker's policy is the config's whatever the
+// master was started under (chrt). Unprivileged: SCHED_BATCH and
+// SCHED_OTHER need no capability. A refusal (a seccomp profile, say) costs
+// only the measured gain, so it is logged and the worker serves on.
+void apply_scheduling(config::WorkerScheduling scheduling) {
+    bool batch = scheduling == config::WorkerScheduling::batch;
+    sched_param no_priority{};
+    if (sched_setscheduler(0, batch ? SCHED_BATCH : SCHED_OTHER, &no_priority) != 0)
+        spdlog::warn("worker_scheduling = \"{}\": sched_setscheduler refused ({}); the worker keeps "
+                     "the policy it was started with",
+                     batch ? "batch" : "normal", std::strerror(errno));
+}
+
 }  // namespace
 
 int run_worker(const config::Config& config, const tls::ServerTls* tls, unsigned slot,
@@ -299,6 +313,7 @@ int run_worker(const config::Config& config, const tls::ServerTls* tls, unsigned
     // After the switch, since changing ids clears the parent-death signal.
     prctl(PR_SET_PDEATHSIG, SIGQUIT);
     if (getppid() != master) return 1;
+    apply_scheduling(config.server.worker_scheduling);
     Worker worker(config, tls, slot, listen_fds, counters.attach(counter_slot, config), held_signals);
     return worker.run(ready_fd);
 }

@@ -32,6 +32,9 @@
 #                     run, results/partial.md for anything filtered or --quick)
 #   --no-install      do not apt-get anything
 #   --no-build        use build/portico as it is (or PORTICO_BIN)
+#   --server-sched P  start every server under `chrt --P 0` (batch, other):
+#                     the same scheduling policy for all of them, whatever
+#                     portico's [server] cpu_scheduling would choose
 #
 # Environment: PORTICO_BIN (default build/portico), BENCH_PORT (18080; the
 # compress scenarios' Express listens there too, as the server under test),
@@ -54,6 +57,7 @@ SERVER_CPU=1
 CLIENT_CPU=0
 
 REPEAT=3
+SERVER_SCHED=""     # --server-sched: a chrt policy for every server
 DURATION=10
 AB_N=20000           # ab -c 100, a new connection per request; also the TLS handshake count
                      # and the requests of the h2 page-load cell (h2load -c1 -m20)
@@ -79,6 +83,7 @@ while [ $# -gt 0 ]; do
     --out) OUT=$2; shift ;;
     --no-install) INSTALL=0 ;;
     --no-build) BUILD=0 ;;
+    --server-sched) SERVER_SCHED=$2; shift ;;
     --render) RENDER_ONLY=$2; shift ;;
     -h|--help) sed -n '2,35p' "$0"; exit 0 ;;
     *) die "unknown option $1 (see --help)" ;;
@@ -430,7 +435,7 @@ write_machine() {
   MACHINE_KERNEL="$(uname -r)" MACHINE_OS="$(. /etc/os-release; echo "$PRETTY_NAME")" \
   MACHINE_DATE="$(date -u '+%Y-%m-%d %H:%M UTC')" MACHINE_VERSIONS="$versions" \
   MACHINE_CMD="tests/bench/run.sh $ARGS_TEXT" MACHINE_PORTICO="$PORTICO_INFO" \
-  MACHINE_SETTINGS="wrk -t1 ${DURATION}s, ab -n $AB_N, repeats $REPEAT, callgrind $CG_N req, strace $ST_N req, $MEM_CONNS idle conns, ulimit -n $NOFILE; TLS: TLSv1.3 $TLS_SUITE $TLS_GROUP, $AB_N handshakes per handshake cell" \
+  MACHINE_SETTINGS="wrk -t1 ${DURATION}s, ab -n $AB_N, repeats $REPEAT, callgrind $CG_N req, strace $ST_N req, $MEM_CONNS idle conns, ulimit -n $NOFILE${SERVER_SCHED:+, servers under chrt --$SERVER_SCHED}; TLS: TLSv1.3 $TLS_SUITE $TLS_GROUP, $AB_N handshakes per handshake cell" \
   MACHINE_ELAPSED="$((elapsed / 60)) min $((elapsed % 60)) s" \
   python3 - "$RAW/machine.json" <<'EOF'
 import json, os, sys
@@ -560,6 +565,8 @@ start_server() {
   fi
   if [ -n "$cgdir" ]; then
     wrap=(valgrind --tool=callgrind --trace-children=yes --callgrind-out-file="$cgdir/callgrind.out.%p")
+  elif [ -n "$SERVER_SCHED" ]; then
+    wrap=(chrt "--$SERVER_SCHED" 0)
   fi
   local values=(PORT="$PORT" APP_PORT="$APP_PORT" WWW="$WWW" RUN="$RUN" TLS_PORT="$TLS_PORT"
                 CERT="$TLS_DIR/$tls.pem" KEY="$TLS_DIR/$tls.key" CERTKEY="$TLS_DIR/$tls.haproxy.pem"

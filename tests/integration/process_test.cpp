@@ -2,6 +2,7 @@
 // reloads (good and broken), graceful and immediate stops.
 #include <catch2/catch.hpp>
 
+#include <sched.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -61,6 +62,37 @@ TEST_CASE("workers = 2 starts two workers that both accept", "[process]") {
     CHECK(first + second == 24);
     CHECK(first > 0);
     CHECK(second > 0);
+}
+
+TEST_CASE("workers run SCHED_OTHER by default and SCHED_BATCH with worker_scheduling = \"batch\"",
+          "[process]") {
+    const std::string batch_config =
+        "[server]\nlisten = [\"{listen}\"]\nworker_scheduling = \"batch\"\n\n"
+        "[[location]]\nprefix = \"/\"\nrespond = { status = 200, body = \"b\" }\n";
+    {
+        Portico portico(batch_config);
+        REQUIRE(portico.wait_for_log("worker 0 started"));
+        std::vector<pid_t> workers = portico.worker_pids();
+        REQUIRE(workers.size() == 1);
+        CHECK(sched_getscheduler(workers[0]) == SCHED_BATCH);
+        CHECK(sched_getscheduler(portico.pid()) == SCHED_OTHER);  // the master is left alone
+        Client client(portico.port());
+        client.send("GET / HTTP/1.1\r\nHost: t\r\n\r\n");
+        auto response = client.read_response();
+        REQUIRE(response);
+        CHECK(response->body == "b");
+    }
+    // The default holds even for a master started under SCHED_BATCH (chrt):
+    // this test's own policy, which the master inherits.
+    sched_param no_priority{};
+    REQUIRE(sched_setscheduler(0, SCHED_BATCH, &no_priority) == 0);
+    Portico portico(config_with_body("n", 1));
+    REQUIRE(sched_setscheduler(0, SCHED_OTHER, &no_priority) == 0);
+    REQUIRE(portico.wait_for_log("worker 0 started"));
+    std::vector<pid_t> workers = portico.worker_pids();
+    REQUIRE(workers.size() == 1);
+    CHECK(sched_getscheduler(portico.pid()) == SCHED_BATCH);
+    CHECK(sched_getscheduler(workers[0]) == SCHED_OTHER);
 }
 
 TEST_CASE("a worker killed with SIGKILL is restarted and service goes on", "[process]") {

@@ -496,6 +496,11 @@ const BrokenConfig broken_configs[] = {
      "[http2]\n"
      "cleartext = \"yes\"\n",
      "4:13", "http2.cleartext"},
+    {"worker_scheduling not a policy we set",
+     "[server]\n"
+     "listen = [\"127.0.0.1:0\"]\n"
+     "worker_scheduling = \"fifo\"\n",
+     "3:21", "server.worker_scheduling: expected one of \"batch\", \"normal\", got \"fifo\""},
 };
 
 std::string all_messages(const LoadResult& result) {
