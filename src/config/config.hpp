@@ -48,8 +48,9 @@ struct RunAsUser {
     gid_t gid = 0;  // the user's own (primary) group
 };
 
-// The workers' CPU scheduling policy (sched(7)). normal: the kernel's
-// default, SCHED_OTHER. batch: SCHED_BATCH, a worker woken by a socket does
+// The workers' CPU scheduling policy (sched(7)), when the config sets one;
+// unset, workers keep the policy portico was started with (chrt, systemd's
+// CPUSchedulingPolicy=), as nginx's do. normal: SCHED_OTHER. batch: SCHED_BATCH, a worker woken by a socket does
 // not preempt the task running on its CPU, so it wakes less often, with
 // more ready per wakeup: less CPU per request beside an app that mostly
 // waits, far fewer requests beside one that computes (README, "Worker
@@ -70,7 +71,7 @@ struct ServerConfig {
     Duration shutdown_timeout{std::chrono::seconds(30)};
     std::string server_header = "portico";
     std::optional<RunAsUser> user;  // workers switch to it (when started as root)
-    WorkerScheduling worker_scheduling = WorkerScheduling::normal;
+    std::optional<WorkerScheduling> worker_scheduling;  // unset: as started
 };
 
 enum class LogLevel { trace, debug, info, warn, error };

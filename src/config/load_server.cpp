@@ -166,8 +166,10 @@ void read_server(const toml::node* node, LoadContext& context, ServerConfig& ser
     reader.read_duration("shutdown_timeout", server.shutdown_timeout);
     read_header_value(reader, "server_header", server.server_header);
     read_user(reader, server.user);
-    reader.read_choice("worker_scheduling", server.worker_scheduling,
-                       {{"batch", WorkerScheduling::batch}, {"normal", WorkerScheduling::normal}});
+    WorkerScheduling scheduling{};
+    if (reader.read_choice("worker_scheduling", scheduling,
+                           {{"batch", WorkerScheduling::batch}, {"normal", WorkerScheduling::normal}}))
+        server.worker_scheduling = scheduling;
     reader.finish();
 }
 

@@ -273,12 +273,13 @@ void Worker::stop_loop() {
     for (auto& upstream : server_->upstreams) upstream->close();
 }
 
-// Set either way, so that a worker's policy is the config's whatever the
-// master was started under (chrt). Unprivileged: SCHED_BATCH and
-// SCHED_OTHER need no capability. A refusal (a seccomp profile, say) costs
-// only the measured gain, so it is logged and the worker serves on.
-void apply_scheduling(config::WorkerScheduling scheduling) {
-    bool batch = scheduling == config::WorkerScheduling::batch;
+// Only when the config names a policy: then it holds whatever the master
+// was started under. Unprivileged: SCHED_BATCH and SCHED_OTHER need no
+// capability. A refusal (a seccomp profile, say) costs only the measured
+// gain, so it is logged and the worker serves on.
+void apply_scheduling(std::optional<config::WorkerScheduling> scheduling) {
+    if (!scheduling) return;
+    bool batch = *scheduling == config::WorkerScheduling::batch;
     sched_param no_priority{};
     if (sched_setscheduler(0, batch ? SCHED_BATCH : SCHED_OTHER, &no_priority) != 0)
         spdlog::warn("worker_scheduling = \"{}\": sched_setscheduler refused ({}); the worker keeps "

@@ -33,8 +33,9 @@
 #   --no-install      do not apt-get anything
 #   --no-build        use build/portico as it is (or PORTICO_BIN)
 #   --server-sched P  start every server under `chrt --P 0` (batch, other):
-#                     the same scheduling policy for all of them, whatever
-#                     portico's [server] cpu_scheduling would choose
+#                     the same scheduling policy for all of them (the bench's
+#                     portico configs leave worker_scheduling unset, so its
+#                     workers keep it too)
 #
 # Environment: PORTICO_BIN (default build/portico), BENCH_PORT (18080; the
 # compress scenarios' Express listens there too, as the server under test),

@@ -64,35 +64,37 @@ TEST_CASE("workers = 2 starts two workers that both accept", "[process]") {
     CHECK(second > 0);
 }
 
-TEST_CASE("workers run SCHED_OTHER by default and SCHED_BATCH with worker_scheduling = \"batch\"",
-          "[process]") {
-    const std::string batch_config =
-        "[server]\nlisten = [\"{listen}\"]\nworker_scheduling = \"batch\"\n\n"
-        "[[location]]\nprefix = \"/\"\nrespond = { status = 200, body = \"b\" }\n";
-    {
-        Portico portico(batch_config);
-        REQUIRE(portico.wait_for_log("worker 0 started"));
-        std::vector<pid_t> workers = portico.worker_pids();
-        REQUIRE(workers.size() == 1);
-        CHECK(sched_getscheduler(workers[0]) == SCHED_BATCH);
-        CHECK(sched_getscheduler(portico.pid()) == SCHED_OTHER);  // the master is left alone
-        Client client(portico.port());
-        client.send("GET / HTTP/1.1\r\nHost: t\r\n\r\n");
-        auto response = client.read_response();
-        REQUIRE(response);
-        CHECK(response->body == "b");
-    }
-    // The default holds even for a master started under SCHED_BATCH (chrt):
-    // this test's own policy, which the master inherits.
+namespace {
+
+// The policy of the single worker of a portico started under `started_under`
+// (this test's own policy, which the master inherits) with `scheduling_line`
+// in [server]; checks that the master keeps its policy and that it serves.
+int worker_policy(int started_under, const std::string& scheduling_line) {
     sched_param no_priority{};
-    REQUIRE(sched_setscheduler(0, SCHED_BATCH, &no_priority) == 0);
-    Portico portico(config_with_body("n", 1));
+    REQUIRE(sched_setscheduler(0, started_under, &no_priority) == 0);
+    Portico portico("[server]\nlisten = [\"{listen}\"]\n" + scheduling_line +
+                    "\n[[location]]\nprefix = \"/\"\nrespond = { status = 200, body = \"s\" }\n");
     REQUIRE(sched_setscheduler(0, SCHED_OTHER, &no_priority) == 0);
     REQUIRE(portico.wait_for_log("worker 0 started"));
     std::vector<pid_t> workers = portico.worker_pids();
     REQUIRE(workers.size() == 1);
-    CHECK(sched_getscheduler(portico.pid()) == SCHED_BATCH);
-    CHECK(sched_getscheduler(workers[0]) == SCHED_OTHER);
+    CHECK(sched_getscheduler(portico.pid()) == started_under);
+    Client client(portico.port());
+    client.send("GET / HTTP/1.1\r\nHost: t\r\n\r\n");
+    auto response = client.read_response();
+    REQUIRE(response);
+    CHECK(response->body == "s");
+    return sched_getscheduler(workers[0]);
+}
+
+}  // namespace
+
+TEST_CASE("worker_scheduling sets the workers' policy; unset, they keep the one portico was started with",
+          "[process]") {
+    CHECK(worker_policy(SCHED_OTHER, "worker_scheduling = \"batch\"\n") == SCHED_BATCH);
+    CHECK(worker_policy(SCHED_BATCH, "worker_scheduling = \"normal\"\n") == SCHED_OTHER);
+    CHECK(worker_policy(SCHED_BATCH, "") == SCHED_BATCH);  // chrt --batch portico, as with nginx
+    CHECK(worker_policy(SCHED_OTHER, "") == SCHED_OTHER);
 }
 
 TEST_CASE("a worker killed with SIGKILL is restarted and service goes on", "[process]") {
