@@ -349,12 +349,20 @@ void CompressingExchange::take(std::span<const std::string_view> pieces, bool la
         pending_.push_back(piece);
         bytes_in_ += piece.size();
     }
+    hold_flush_ = std::exchange(more_expected_, false) && !last;
     if (last) {
         finishing_ = true;
         // The handler is done with its exchange (it may be gone already):
         // what happens to the tail from here is no longer its business.
         listener_ = nullptr;
     }
+    pump();
+}
+
+void CompressingExchange::flush_body() {
+    Guard guard(*this);
+    if (phase_ != Phase::compressing) return;
+    hold_flush_ = false;
     pump();
 }
 
@@ -365,7 +373,8 @@ void CompressingExchange::take(std::span<const std::string_view> pieces, bool la
 void CompressingExchange::pump() {
     const size_t block_size = filter_.blocks().block_size();
     while (phase_ == Phase::compressing) {
-        if (pending_.empty() && !finishing_) return;  // taken and flushed
+        // Taken and flushed, or taken and more follows at once.
+        if (pending_.empty() && !finishing_ && (!flush_owed_ || hold_flush_)) return;
         if (client_->output_pending()) return;  // on_output_drained goes on
         std::span<char> room(block_, block_size);
         bool complete = compress_pending(room);
@@ -377,6 +386,7 @@ void CompressingExchange::pump() {
         bytes_out_ += piece.size();
         if (complete) {
             // The input is all taken: its bytes may go.
+            flush_owed_ = hold_flush_;
             pending_.clear();
             next_piece_ = 0;
             owner_.reset();
@@ -400,9 +410,12 @@ bool CompressingExchange::compress_pending(std::span<char>& room) {
         std::string_view& input = next_piece_ < pending_.size() ? pending_[next_piece_] : nothing;
         // One flush per send, after its last piece: the client can decode
         // everything sent so far, however little (an event of a stream).
-        StreamEncoder::Mode mode = !last       ? StreamEncoder::Mode::take
-                                   : finishing_ ? StreamEncoder::Mode::finish
-                                                : StreamEncoder::Mode::flush;
+        // Not when more follows at once: it would only cost CPU and bytes
+        // (nginx's brotli and gzip flush only at the end).
+        StreamEncoder::Mode mode = !last        ? StreamEncoder::Mode::take
+                                   : finishing_  ? StreamEncoder::Mode::finish
+                                   : hold_flush_ ? StreamEncoder::Mode::take
+                                                 : StreamEncoder::Mode::flush;
         // A flush the room cut short is finished first, even when more
         // pieces came since: brotli takes no new input in the middle of one.
         if (flush_unfinished_ && mode == StreamEncoder::Mode::take) mode = StreamEncoder::Mode::flush;
@@ -444,6 +457,7 @@ void CompressingExchange::release() {
     next_piece_ = 0;
     finishing_ = false;
     flush_unfinished_ = false;
+    more_expected_ = hold_flush_ = flush_owed_ = false;
     owner_.reset();
     if (handed_block_)
         std::exchange(handed_pool_, nullptr)->release(std::exchange(handed_block_, nullptr));

@@ -60,6 +60,8 @@ public:
     void add_header(std::string_view name, std::string_view value) override;
     void send_body(std::string_view bytes) override;
     void send_body_pieces(std::span<const std::string_view> pieces, bool last) override;
+    void expect_more_body() override { more_expected_ = true; }
+    void flush_body() override;
     void send_owned_body(std::string_view bytes, std::shared_ptr<const void> owner) override;
     void send_file(int fd, off_t offset, uint64_t length, std::shared_ptr<const void> owner) override;
     void hand_over_buffer(core::BufferPool& pool, char* block) override;
@@ -79,7 +81,7 @@ private:
     enum class Phase {
         head,         // the head is held back: nothing decided yet
         as_is,        // passed on as it comes
-        compressing,  // a stream: each send compressed and flushed
+        compressing,  // a stream: each send compressed and flushed (unless more follows at once)
         done,         // the response is out (or handed to the client whole), or the client gone
     };
     struct Guard;
@@ -159,6 +161,12 @@ private:
     size_t next_piece_ = 0;
     bool finishing_ = false;  // the handler sent its last byte
     bool flush_unfinished_ = false;  // the room ran out in the middle of a flush
+    bool more_expected_ = false;  // expect_more_body: for the next send
+    // The pending input needs no flush: more follows at once (the send's
+    // expect_more_body). What it left in the encoder is then owed a flush,
+    // by the next send or by flush_body().
+    bool hold_flush_ = false;
+    bool flush_owed_ = false;
     std::shared_ptr<const void> owner_;  // keeps owned bytes sent as a stream alive
     uint64_t bytes_in_ = 0;
     uint64_t bytes_out_ = 0;

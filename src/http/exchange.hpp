@@ -68,6 +68,16 @@ public:
     // one writev with whatever is queued before them); `last`: they end the
     // response, as end_response() would, in the same write.
     virtual void send_body_pieces(std::span<const std::string_view> pieces, bool last) = 0;
+    // For a source that passes its body on as it reads it in blocks (the
+    // proxy): the next send_body_pieces is followed at once by more (its
+    // read filled the block, or one read's pieces go in several sends). A
+    // filter that makes each send decodable on its own (compression's flush
+    // per send: what keeps a stream live) may then wait for the next one.
+    // The source calls flush_body() before it goes back to waiting, when
+    // what it expected did not come. The connections write every send at
+    // once and need neither.
+    virtual void expect_more_body() {}
+    virtual void flush_body() {}
     // A whole body, with `owner` keeping the bytes alive until the response
     // has been sent (a cached file's contents); written by end_response. An
     // owner also stands for its bytes: the same owner always means the same

@@ -285,6 +285,15 @@ void ProxyExchange::on_upstream_event(UpstreamConnection&, int events) {
         if (!read_upstream()) break;
         if (!connection_ || waiting_for_client_ || input_filled_ != 0) break;
     }
+    read_filled_block_ = false;
+    flush_body_if_owed();
+}
+
+// What was passed on as "more follows" is made decodable before we wait
+// when the more did not come (the next read found nothing, the client is
+// slow, or the loop's bound): a stream stays live.
+void ProxyExchange::flush_body_if_owed() {
+    if (std::exchange(body_flush_owed_, false) && exchange_) exchange_->flush_body();
 }
 
 bool ProxyExchange::read_upstream() {
@@ -310,6 +319,7 @@ bool ProxyExchange::read_upstream() {
         update_watch();
         return static_cast<size_t>(received) == room;
     }
+    read_filled_block_ = static_cast<size_t>(received) == room;
     parse_response();
     // More of this response is to come, and the socket had nothing more: the
     // upstream may be holding it until we acknowledge what it sent (Nagle on
@@ -331,7 +341,7 @@ void ProxyExchange::parse_response() {
         switch (outcome.step) {
         case ResponseParser::Step::need_more_data:
             // Passed on the moment it arrives: one send per upstream read.
-            forward_body_pieces();
+            forward_body_pieces(read_filled_block_);
             if (!exchange_) return;
             if (!head_forwarded_ && input_filled_ == response_buffers_.block_size()) {
                 fail(metrics::UpstreamError::bad_response, "response head larger than the buffer");
@@ -355,7 +365,7 @@ void ProxyExchange::parse_response() {
             return;
         case ResponseParser::Step::failed:
             // The data before the fault goes out, then the cut shows.
-            forward_body_pieces();
+            forward_body_pieces(false);
             if (!exchange_) return;
             fail(metrics::UpstreamError::bad_response, parser_.error_reason());
             return;
@@ -402,13 +412,15 @@ void ProxyExchange::forward_response_head() {
 void ProxyExchange::on_decoded_body(std::string_view piece) {
     if (piece.empty()) return;  // llhttp's span cut at the end of a read
     // A read with more chunks than we keep views for sends them in groups.
-    if (body_piece_count_ == body_pieces_.size()) forward_body_pieces();
+    if (body_piece_count_ == body_pieces_.size()) forward_body_pieces(true);
     body_pieces_[body_piece_count_++] = piece;
 }
 
-void ProxyExchange::forward_body_pieces() {
+void ProxyExchange::forward_body_pieces(bool more_follows) {
     size_t count = std::exchange(body_piece_count_, 0);
     if (!exchange_ || count == 0) return;
+    body_flush_owed_ = more_follows;
+    if (more_follows) exchange_->expect_more_body();
     exchange_->send_body_pieces({body_pieces_.data(), count}, false);
     // The bytes are in our buffer: it is not reused until they are written.
     if (exchange_ && exchange_->output_pending()) waiting_for_client_ = true;
@@ -426,6 +438,7 @@ void ProxyExchange::on_output_drained() {
     waiting_for_client_ = false;
     if (input_parsed_ == input_filled_) input_filled_ = input_parsed_ = 0;
     if (phase_ == Phase::exchanging) parse_response();
+    flush_body_if_owed();
     if (phase_ != Phase::done) update_watch();
 }
 
@@ -442,6 +455,7 @@ void ProxyExchange::complete_response() {
     if (input_ != nullptr)
         exchange->hand_over_buffer(response_buffers_, std::exchange(input_, nullptr));
     // The body's last data and its end leave together.
+    body_flush_owed_ = false;
     size_t count = std::exchange(body_piece_count_, 0);
     exchange->send_body_pieces({body_pieces_.data(), count}, true);
 }

@@ -66,8 +66,10 @@ private:
     void forward_response_head();
     // Tunnel bytes, as they came.
     void forward_body(std::string_view bytes);
-    // The body data decoded since the last call, as one send.
-    void forward_body_pieces();
+    // The body data decoded since the last call, as one send;
+    // `more_follows`: more is passed on at once (expect_more_body).
+    void forward_body_pieces(bool more_follows);
+    void flush_body_if_owed();
     void complete_response();
     void report_upstream_timing(http::Exchange& exchange) const;
     void on_upstream_closed();
@@ -129,6 +131,12 @@ private:
     };
     size_t body_piece_count_ = 0;
     bool waiting_for_client_ = false;  // output pending: upstream reads paused
+    // The last read filled the block: the loop in on_upstream_event reads
+    // again at once, so what it brought needs no flush of its own.
+    bool read_filled_block_ = false;
+    // A send went as "more follows" and nothing has followed yet: flushed
+    // before the loop goes back to waiting (flush_body).
+    bool body_flush_owed_ = false;
 };
 
 }  // namespace portico::proxy

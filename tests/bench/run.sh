@@ -17,11 +17,12 @@
 #                     compress-1, compress-6                     (default: all;
 #                     with --parts cost: h2 alone measures only the HTTP/2 cases)
 #   --load LIST       wrk100, wrk1000, ab, wrk10, full-hs, resumed-hs, h2-m10, h2-m1, page,
-#                     wrk100-gzip, wrk100-br
+#                     wrk100-gzip, wrk100-br, wrk10-gzip, wrk10-br, wrk1-gzip, wrk1-br
 #                     (default: all; full-hs and resumed-hs exist in the tls
 #                     scenarios only, h2-m10, h2-m1 and page in h2 only,
 #                     wrk100-gzip and wrk100-br in the compress ones only, wrk10
-#                     for /files/10m.bin only)
+#                     for /files/10m.bin only; wrk10-* and wrk1-*, the compress
+#                     cells at lower concurrency, only when named here)
 #   --url LIST        only these URLs (each scenario keeps its own when empty)
 #   --parts LIST      throughput, cost, memory                  (default: all;
 #                     with --scenario/--load/--url only throughput unless given)
@@ -156,10 +157,12 @@ level_of() { # the compression level of a compress scenario (gzip level, brotli 
 # The Accept-Encoding a load sends; nothing for the loads without one.
 accept_of() {
   case "$1" in
-    wrk100-gzip) echo gzip ;;
-    wrk100-br) echo br ;;
+    *-gzip) echo gzip ;;
+    *-br) echo br ;;
   esac
 }
+# The compress cells at lower concurrency: on request only (--load names them).
+COMPRESS_LOW_LOADS="wrk10-gzip wrk10-br wrk1-gzip wrk1-br"
 NGINX_BROTLI=/usr/lib/nginx/modules/ngx_http_brotli_filter_module.so
 tls_of() { # the certificate's key type of a TLS scenario; nothing for cleartext
   case "$1" in
@@ -234,6 +237,9 @@ cells_of() {
       for url in $(cell_urls "$scenario"); do
         [ "$scenario" = compress-6 ] && list+=("wrk100 $url")
         list+=("wrk100-gzip $url" "wrk100-br $url")
+        for load in $COMPRESS_LOW_LOADS; do
+          [ -n "$F_LOADS" ] && in_list "$load" "$F_LOADS" && list+=("$load $url")
+        done
       done ;;
     *) for url in $(cell_urls "$scenario"); do
          for load in $(loads_of_url "$url"); do list+=("$load $url"); done
@@ -247,7 +253,7 @@ cells_of() {
     if [ "$server" = haproxy ] && [ "$load" != full-hs ] && [ "$load" != resumed-hs ] &&
        [ -n "$(tls_of "$scenario")" ] && [ "$url" != /hello ]; then
       echo "$cell serves no files"
-    elif [ "$server" = nginx ] && [ "$load" = wrk100-br ] && [ ! -e "$NGINX_BROTLI" ]; then
+    elif [ "$server" = nginx ] && [ "$(accept_of "$load")" = br ] && [ ! -e "$NGINX_BROTLI" ]; then
       echo "$cell no brotli module (Debian's libnginx-mod-http-brotli-filter is not installed)"
     else
       echo "$cell"
@@ -687,7 +693,7 @@ stop_server() {
 # -N a libev assertion): that repeat counts as failed and the others are used.
 H2LOAD_TLS=(--tls13-ciphers="$TLS_SUITE" --groups="$TLS_GROUP")
 run_cell() {
-  local scenario=$1 server=$2 load=$3 url=$4 rep=$5 cmd tool pids c0 a0 s0 u0 env=() proto=()
+  local scenario=$1 server=$2 load=$3 url=$4 rep=$5 cmd tool connections pids c0 a0 s0 u0 env=() proto=()
   local base="$RAW/logs/$scenario-$server-$load-${url//\//_}-$rep"
   local target="$SRV_SCHEME://127.0.0.1:$SRV_PORT$url" limit=$((DURATION + 90))
   [ "$SRV_SCHEME" = https ] && env=("${CLIENT_TLS_ENV[@]}")
@@ -695,8 +701,8 @@ run_cell() {
     wrk10) tool=wrk cmd=(wrk -t1 -c10 -d"${DURATION}s" --timeout 5s --latency "$target") ;;
     wrk100) tool=wrk cmd=(wrk -t1 -c100 -d"${DURATION}s" --timeout 5s --latency "$target") ;;
     wrk1000) tool=wrk cmd=(wrk -t1 -c1000 -d"${DURATION}s" --timeout 5s --latency "$target") ;;
-    wrk100-gzip|wrk100-br) tool=wrk
-      cmd=(wrk -t1 -c100 -d"${DURATION}s" --timeout 5s --latency -H "Accept-Encoding: $(accept_of "$load")" "$target") ;;
+    wrk*-gzip|wrk*-br) tool=wrk connections=${load%-*}
+      cmd=(wrk -t1 -c"${connections#wrk}" -d"${DURATION}s" --timeout 5s --latency -H "Accept-Encoding: $(accept_of "$load")" "$target") ;;
     ab) tool=ab cmd=(ab -r -s 10 -n "$AB_N" -c 100 "$target") ;;
     full-hs) tool=ab limit=600 cmd=(ab -r -s 10 -n "$AB_N" -c 50 "$target") ;;
     resumed-hs) tool=h2load limit=600

@@ -349,6 +349,63 @@ TEST_CASE("compress: server-sent events stay live through a compressing location
     }
 }
 
+TEST_CASE("compress: data that fills the proxy's read blocks exactly, then pauses, is flushed before the pause",
+          "[compress]") {
+    // A read that fills portico's 64 KiB block tells the compression filter
+    // that more follows at once, so it does not flush; when the next read
+    // finds nothing (or the loop stops after 4 blocks), the flush must still
+    // come before portico waits. The upstream writes its head and the body's
+    // first part as exactly 1 or 5 blocks, then holds the rest back.
+    constexpr size_t block = 64 * 1024;
+    const std::string marker = "<end of the first part>";
+    const std::string rest = json_text(2000);
+    auto head_for = [&](size_t body_size) {
+        return "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " +
+               std::to_string(body_size) + "\r\n\r\n";
+    };
+    // The body's first part, so that the head and it are `blocks` blocks.
+    auto first_part_of = [&](size_t blocks) {
+        size_t head_size = head_for(blocks * block + rest.size()).size();  // the same digits
+        return json_text(blocks * block - head_size - marker.size()) + marker;
+    };
+    for (size_t blocks : {1, 5}) {
+        std::string first = first_part_of(blocks);
+        REQUIRE(head_for(first.size() + rest.size()).size() + first.size() == blocks * block);
+    }
+    UpstreamServer upstream([&](const ReceivedRequest& request) {
+        std::string first = first_part_of(request.target == "/blocks/5" ? 5 : 1);
+        Reply reply;
+        reply.send(head_for(first.size() + rest.size()) + first);
+        reply.pause(1200ms);
+        reply.send(rest);
+        return reply;
+    });
+    Portico portico(compress_config(upstream));
+    for (size_t blocks : {1, 5}) {
+        for (const char* coding : {"br", "zstd", "gzip"}) {
+            INFO(blocks << " blocks, " << coding);
+            Client client(portico.port());
+            ResponseReader reader(client.fd());
+            auto start = std::chrono::steady_clock::now();
+            client.send(get_request("/blocks/" + std::to_string(blocks),
+                                    std::string("Accept-Encoding: ") + coding + "\r\n"));
+            auto head = reader.read_head(2s);
+            REQUIRE(head);
+            REQUIRE(head->header("content-encoding") == coding);
+            ContentDecoder decoder(coding);
+            size_t parsed = 0;
+            REQUIRE(decode_chunks_until(reader, parsed, decoder, marker, 3s));
+            CHECK(ms_since(start) < 1100);  // before the upstream sent the rest (1.2 s)
+            const std::string first = first_part_of(blocks);
+            CHECK(decoder.output() == first);
+            REQUIRE(reader.read_until("0\r\n\r\n", 4s));
+            REQUIRE(decode_chunks_until(reader, parsed, decoder, rest.substr(rest.size() - 20), 1s));
+            CHECK(decoder.output() == first + rest);
+            CHECK(decoder.finished());
+        }
+    }
+}
+
 TEST_CASE("compress: an HTTP/1.0 client gets the stream ended by the close", "[compress]") {
     const std::string body = json_text(50 * 1024);
     UpstreamServer upstream([&](const ReceivedRequest&) { return Reply::text(200, body); });

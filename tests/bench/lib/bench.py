@@ -583,7 +583,9 @@ LOAD_TITLE = {"wrk10": "wrk -c10", "wrk100": "wrk -c100", "wrk1000": "wrk -c1000
               "resumed-hs": "h2load -c50 (resumed handshake/req)",
               "h2-m10": "h2load -c100 -m10", "h2-m1": "h2load -c100 -m1",
               "page": "h2load -c1 -m20 (page: 20 assets)",
-              "wrk100-gzip": "wrk -c100, gzip", "wrk100-br": "wrk -c100, br"}
+              "wrk100-gzip": "wrk -c100, gzip", "wrk100-br": "wrk -c100, br",
+              "wrk10-gzip": "wrk -c10, gzip", "wrk10-br": "wrk -c10, br",
+              "wrk1-gzip": "wrk -c1, gzip", "wrk1-br": "wrk -c1, br"}
 
 
 def load_jsonl(path):
@@ -711,7 +713,9 @@ def render_compression(cells, wires):
     header += ["portico / nginx CPU"]
     L.append("| " + " | ".join(header) + " |")
     L.append("|" + "---|" * len(header))
-    coding_of = {"wrk100": "identity", "wrk100-gzip": "gzip", "wrk100-br": "br"}
+    coding_of = {"wrk100": "identity", "wrk100-gzip": "gzip", "wrk100-br": "br",
+                 "wrk10-gzip": "gzip, c10", "wrk10-br": "br, c10",
+                 "wrk1-gzip": "gzip, c1", "wrk1-br": "br, c1"}
     keys = sorted({k[:3] for k in cells if k[0].startswith("compress-")},
                   key=lambda k: (URL_ORDER.get(k[2], 9), list(coding_of).index(k[1])
                                  if k[1] in coding_of else 9, k[0]))
@@ -736,7 +740,7 @@ def render_compression(cells, wires):
                      fmt(c["rps"]) + mark,
                      (fmt(w["bytes"]) + ("*" if w["varied"] else "")
                       + (" (decodes to another length!)" if w["wrong"] else "")
-                      + ("" if w["coding"] == coding else f" ({w['coding']})")) if w else "–"]
+                      + ("" if w["coding"] == coding.split(",")[0] else f" ({w['coding']})")) if w else "–"]
         p, n = cells.get((scenario, load, url, "portico")), cells.get((scenario, load, url, "nginx"))
         if p and n and "na" not in p and "na" not in n and n.get("cpu_us_per_req"):
             ratio = p["cpu_us_per_req"] / n["cpu_us_per_req"]
