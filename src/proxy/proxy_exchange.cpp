@@ -332,6 +332,14 @@ bool ProxyExchange::read_upstream() {
 }
 
 void ProxyExchange::parse_response() {
+    // An HTTP/2 client's stream can report its output drained from inside
+    // our own send, which may come from inside llhttp (on_decoded_body): the
+    // parser must not run again from there (it would read this input twice).
+    struct Parsing {
+        bool& flag;
+        bool was;
+        ~Parsing() { flag = was; }
+    } parsing{parsing_, std::exchange(parsing_, true)};
     while (exchange_ && phase_ == Phase::exchanging) {
         // The body's data is gathered by on_decoded_body as llhttp finds it.
         ResponseParser::Outcome outcome =
@@ -436,6 +444,7 @@ void ProxyExchange::forward_body(std::string_view bytes) {
 void ProxyExchange::on_output_drained() {
     Guard guard(*this);
     waiting_for_client_ = false;
+    if (parsing_) return;  // drained within our own send: the parse under way goes on
     if (input_parsed_ == input_filled_) input_filled_ = input_parsed_ = 0;
     if (phase_ == Phase::exchanging) parse_response();
     flush_body_if_owed();

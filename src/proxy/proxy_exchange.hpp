@@ -137,6 +137,7 @@ private:
     // A send went as "more follows" and nothing has followed yet: flushed
     // before the loop goes back to waiting (flush_body).
     bool body_flush_owed_ = false;
+    bool parsing_ = false;  // parse_response is under way (see there)
 };
 
 }  // namespace portico::proxy
