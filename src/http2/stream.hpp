@@ -170,7 +170,7 @@ private:
     uint64_t body_bytes_ = 0;      // framed so far
     uint64_t last_byte_at_ = 0;    // the session's output_end() after its last frame
     bool deferred_ = false;        // nghttp2 waits for resume_data
-    bool drain_wanted_ = false;
+    bool drain_wanted_ = false;    // a send left output pending: the handler waits
     std::shared_ptr<const void> owner_;
     core::BufferPool* handed_over_pool_ = nullptr;
     char* handed_over_block_ = nullptr;

@@ -285,7 +285,6 @@ void ProxyExchange::on_upstream_event(UpstreamConnection&, int events) {
         if (!read_upstream()) break;
         if (!connection_ || waiting_for_client_ || input_filled_ != 0) break;
     }
-    read_filled_block_ = false;
     flush_body_if_owed();
 }
 
@@ -319,8 +318,9 @@ bool ProxyExchange::read_upstream() {
         update_watch();
         return static_cast<size_t>(received) == room;
     }
-    read_filled_block_ = static_cast<size_t>(received) == room;
-    parse_response();
+    // A read that filled the block is followed at once by the next one (the
+    // loop in on_upstream_event): what it brought needs no flush of its own.
+    parse_response(static_cast<size_t>(received) == room);
     // More of this response is to come, and the socket had nothing more: the
     // upstream may be holding it until we acknowledge what it sent (Nagle on
     // its side, our delayed ACK: 40 ms). Nothing to do for a response read
@@ -331,15 +331,7 @@ bool ProxyExchange::read_upstream() {
     return !socket_drained;
 }
 
-void ProxyExchange::parse_response() {
-    // An HTTP/2 client's stream can report its output drained from inside
-    // our own send, which may come from inside llhttp (on_decoded_body): the
-    // parser must not run again from there (it would read this input twice).
-    struct Parsing {
-        bool& flag;
-        bool was;
-        ~Parsing() { flag = was; }
-    } parsing{parsing_, std::exchange(parsing_, true)};
+void ProxyExchange::parse_response(bool more_follows) {
     while (exchange_ && phase_ == Phase::exchanging) {
         // The body's data is gathered by on_decoded_body as llhttp finds it.
         ResponseParser::Outcome outcome =
@@ -349,7 +341,7 @@ void ProxyExchange::parse_response() {
         switch (outcome.step) {
         case ResponseParser::Step::need_more_data:
             // Passed on the moment it arrives: one send per upstream read.
-            forward_body_pieces(read_filled_block_);
+            forward_body_pieces(more_follows);
             if (!exchange_) return;
             if (!head_forwarded_ && input_filled_ == response_buffers_.block_size()) {
                 fail(metrics::UpstreamError::bad_response, "response head larger than the buffer");
@@ -444,9 +436,8 @@ void ProxyExchange::forward_body(std::string_view bytes) {
 void ProxyExchange::on_output_drained() {
     Guard guard(*this);
     waiting_for_client_ = false;
-    if (parsing_) return;  // drained within our own send: the parse under way goes on
     if (input_parsed_ == input_filled_) input_filled_ = input_parsed_ = 0;
-    if (phase_ == Phase::exchanging) parse_response();
+    if (phase_ == Phase::exchanging) parse_response(false);
     flush_body_if_owed();
     if (phase_ != Phase::done) update_watch();
 }

@@ -62,7 +62,8 @@ private:
     // One read and what it brought passed on; true when the read filled
     // the block (more may be queued on the socket).
     bool read_upstream();
-    void parse_response();
+    // `more_follows`: the read filled its block, the next one comes at once.
+    void parse_response(bool more_follows);
     void forward_response_head();
     // Tunnel bytes, as they came.
     void forward_body(std::string_view bytes);
@@ -131,13 +132,9 @@ private:
     };
     size_t body_piece_count_ = 0;
     bool waiting_for_client_ = false;  // output pending: upstream reads paused
-    // The last read filled the block: the loop in on_upstream_event reads
-    // again at once, so what it brought needs no flush of its own.
-    bool read_filled_block_ = false;
     // A send went as "more follows" and nothing has followed yet: flushed
     // before the loop goes back to waiting (flush_body).
     bool body_flush_owed_ = false;
-    bool parsing_ = false;  // parse_response is under way (see there)
 };
 
 }  // namespace portico::proxy
