@@ -99,8 +99,29 @@ def cpu_ticks(pids):
     return sum(cpu_split(pids))
 
 
+_ksoftirqd_pids = {}
+
+
+def ksoftirqd_ticks(cpu):
+    """utime+stime of the kernel thread ksoftirqd/CPU: softirq work (loopback
+    delivery, mostly) that the kernel moved out of the task that raised it.
+    Work done in the task's own context is in the task's stime already."""
+    if cpu not in _ksoftirqd_pids:
+        for name in os.listdir("/proc"):
+            try:
+                with open(f"/proc/{name}/comm") as f:
+                    if name.isdigit() and f.read().strip() == f"ksoftirqd/{cpu}":
+                        _ksoftirqd_pids[cpu] = name
+                        break
+            except OSError:
+                continue
+    pid = _ksoftirqd_pids.get(cpu)
+    return cpu_ticks([pid]) if pid else 0
+
+
 def cpu_lines():
-    """busy and total ticks of cpu0 and cpu1 from /proc/stat, as 'b0,t0,b1,t1'."""
+    """busy and total ticks of cpu0 and cpu1 from /proc/stat, and the ticks of
+    ksoftirqd/0 and ksoftirqd/1, as 'b0,t0,b1,t1,k0,k1'."""
     out = {}
     with open("/proc/stat") as f:
         for line in f:
@@ -111,7 +132,7 @@ def cpu_lines():
                 out[parts[0]] = (total - v[3] - v[4], total)
     b0, t0 = out.get("cpu0", (0, 0))
     b1, t1 = out.get("cpu1", (0, 0))
-    return f"{b0},{t0},{b1},{t1}"
+    return f"{b0},{t0},{b1},{t1},{ksoftirqd_ticks(0)},{ksoftirqd_ticks(1)}"
 
 
 def status_value(pid, key):
@@ -624,8 +645,8 @@ def aggregate(rows):
         agg = {"repeats": len(ok), "failed_repeats": len(failed)}
         for field in ("rps", "p50_ms", "p99_ms", "cpu_us_per_req", "cpu_user_us_per_req",
                       "cpu_sys_us_per_req", "app_cpu_us_per_req", "vol_switches_per_req",
-                      "invol_switches_per_req",
-                      "client_cpu_pct", "hwm_kb", "requests", "noise_cpu0_pct", "noise_cpu1_pct"):
+                      "invol_switches_per_req", "ksoftirqd1_us_per_req",
+                      "cpu_with_ksoftirqd_us_per_req", "client_cpu_pct", "hwm_kb", "requests", "noise_cpu0_pct", "noise_cpu1_pct"):
             agg[field] = median([r.get(field) for r in ok])
         agg["errors"] = (sum(r.get("non2xx3xx", 0) + r.get("socket_errors", 0) for r in ok)
                          + len(failed))
@@ -649,6 +670,16 @@ def fmt(value, digits=0):
     if digits == 0:
         return f"{value:,.0f}"
     return f"{value:,.{digits}f}"
+
+
+def fmt_softirq_ratio(portico, others):
+    """portico's CPU + ksoftirqd/1 per request over the lowest other's, or "–"."""
+    key = "cpu_with_ksoftirqd_us_per_req"
+    others = [(s, c) for s, c in others if c.get(key)]
+    if not portico.get(key) or not others:
+        return "–"
+    best_s, best = min(others, key=lambda sc: sc[1][key])
+    return f"{portico[key] / best[key]:.2f}× ({best_s})"
 
 
 def fmt_switches(row):
@@ -836,7 +867,7 @@ def render(directory, out_path, title):
     header = ["scenario", "load", "URL"]
     for s in servers_present:
         header += [f"{s} req/s", f"{s} p99 ms", f"{s} CPU µs/req"]
-    header += ["portico vs best other: CPU", "req/s"]
+    header += ["portico vs best other: CPU", "CPU + ksoftirqd/1", "req/s"]
     L.append("| " + " | ".join(header) + " |")
     L.append("|" + "---|" * len(header))
     all_rows = sorted({k[:3] for k in cells},
@@ -869,7 +900,7 @@ def render(directory, out_path, title):
             best_rps_s, best_rps = max(others, key=lambda sc: sc[1]["rps"] or 0)
             cpu_ratio = p["cpu_us_per_req"] / best_cpu["cpu_us_per_req"]
             rps_ratio = p["rps"] / best_rps["rps"] if best_rps["rps"] else None
-            line += [f"{cpu_ratio:.2f}× ({best_cpu_s})",
+            line += [f"{cpu_ratio:.2f}× ({best_cpu_s})", fmt_softirq_ratio(p, others),
                      f"{rps_ratio:.2f}× ({best_rps_s})" if rps_ratio else "–"]
             if cpu_ratio > 1.0 + LOSS_MARGIN:
                 losses.append(f"{SCENARIO_TITLE.get(scenario)}, {LOAD_TITLE.get(load)}, `{url}`: "
@@ -880,11 +911,12 @@ def render(directory, out_path, title):
                               f"portico {p['rps']:,.0f} req/s vs {best_rps_s} "
                               f"{best_rps['rps']:,.0f} ({(1 - rps_ratio) * 100:.0f} % fewer)")
         else:
-            line += ["", ""]
+            line += ["", "", ""]
         L.append("| " + " | ".join(line) + " |")
     L.append("")
     L.append("CPU ratio: portico's CPU µs/req over the lowest of nginx/h2o/haproxy "
-             "(below 1 = portico cheaper). req/s ratio: portico's req/s over the highest "
+             "(below 1 = portico cheaper). CPU + ksoftirqd/1: the same with each server's "
+             "share of ksoftirqd on its CPU added (see the details). req/s ratio: portico's req/s over the highest "
              "of the others (above 1 = portico faster).")
     L.append("")
     if app_rows:
@@ -986,15 +1018,16 @@ def render(directory, out_path, title):
     L.append("")
     L.append("| scenario | load | URL | server | req/s (min–max) | p50 ms | p99 ms | "
              "server CPU µs/req | user / sys µs/req | switches/req vol / invol | "
-             "app CPU µs/req | peak RSS KiB | client CPU % | others on CPU 0 / 1 % | errors |")
-    L.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+             "ksoftirqd/1 µs/req | app CPU µs/req | peak RSS KiB | client CPU % | "
+             "others on CPU 0 / 1 % | errors |")
+    L.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for scenario, load, url in detail_rows:
         for s in SERVERS:
             c = cells.get((scenario, load, url, s))
             if c is None:
                 continue
             if "na" in c:
-                L.append(f"| {scenario} | {load} | `{url}` | {s} | n/a: {c['na']} | | | | | | | | | | |")
+                L.append(f"| {scenario} | {load} | `{url}` | {s} | n/a: {c['na']} | | | | | | | | | | | |")
                 continue
             lo, hi = c["rps_spread"]
             err = str(c["errors"]) if c["errors"] else "0"
@@ -1005,18 +1038,23 @@ def render(directory, out_path, title):
                      f"({fmt(lo)}–{fmt(hi)}) | {fmt_ms(c['p50_ms'])} | {fmt_ms(c['p99_ms'])} | "
                      f"{fmt(c['cpu_us_per_req'], 1)} | {fmt(c.get('cpu_user_us_per_req'), 1)} / "
                      f"{fmt(c.get('cpu_sys_us_per_req'), 1)} | {fmt_switches(c)} | "
-                     f"{app_cpu} | {fmt(c['hwm_kb'])} | "
+                     f"{fmt(c.get('ksoftirqd1_us_per_req'), 1)} | {app_cpu} | {fmt(c['hwm_kb'])} | "
                      f"{fmt(c['client_cpu_pct'])}{' ‡' if c['client_bound'] else ''} | "
                      f"{fmt(c.get('noise_cpu0_pct'))} / {fmt(c.get('noise_cpu1_pct'))} | {err} |")
     L.append("")
     L.append("user / sys: the same CPU split into utime and stime. switches/req: the "
              "voluntary (the server slept: nothing to do) and involuntary (it was preempted) "
              "context switches of all the server's threads (/proc/PID/task/*/status), per request. "
+             "ksoftirqd/1: the CPU of the kernel thread that runs deferred softirq work on the "
+             "servers' CPU (loopback delivery of what they send, when the kernel moves it out of "
+             "the sender's own context), per request: work the server caused that its own "
+             "stime does not include. "
              "peak RSS: VmHWM summed over the server's processes, reset before each run "
              "(`/proc/PID/clear_refs` 5). app CPU: the Node app's utime+stime per request "
              "in the same run (what the proxy's way of talking to it costs the app). "
              "others on CPU 0 / 1: busy time of that CPU (/proc/stat) not used by the load tool "
-             "(CPU 0) or by the server and the app (CPU 1), in % of the run. "
+             "(CPU 0) or by the server, the app and ksoftirqd (CPU 1; ksoftirqd/0 on CPU 0), "
+             "in % of the run. "
              "h2o's peak RSS includes its crash-handler helper (a perl process, "
              "`annotate-backtrace-symbols`), which h2o starts beside itself.")
     L.append("")
@@ -1215,14 +1253,22 @@ def main():
             row["hwm_kb"] = int(o.hwm) if o.hwm else None
             # Other processes on the benchmark's CPUs (the machine is not ours alone):
             # CPU 1 busy minus server and app, CPU 0 busy minus the load tool.
+            # ksoftirqd on the server's CPU (1) delivers what the server sent
+            # when the kernel defers it out of the server's own context: work
+            # the server caused that its stime does not show (large files).
             if o.stat0 and o.stat1:
-                b0, t0, b1, t1 = (int(x) for x in o.stat0.split(","))
-                b0e, t0e, b1e, t1e = (int(x) for x in o.stat1.split(","))
-                ours1 = ticks + ((int(o.app1) - int(o.app0)) if o.app0 and o.server != "app" else 0)
+                b0, t0, b1, t1, k0, k1 = (int(x) for x in (o.stat0 + ",0,0").split(",")[:6])
+                b0e, t0e, b1e, t1e, k0e, k1e = (int(x) for x in (o.stat1 + ",0,0").split(",")[:6])
+                softirq_ticks = k1e - k1
+                if n and (k1 or k1e):
+                    row["ksoftirqd1_us_per_req"] = softirq_ticks / CLK_TCK * 1e6 / n
+                    row["cpu_with_ksoftirqd_us_per_req"] = (ticks + softirq_ticks) / CLK_TCK * 1e6 / n
+                ours1 = (ticks + softirq_ticks
+                         + ((int(o.app1) - int(o.app0)) if o.app0 and o.server != "app" else 0))
                 if t1e > t1:
                     row["noise_cpu1_pct"] = max(0.0, (b1e - b1 - ours1) / (t1e - t1) * 100)
                 if t0e > t0 and t:
-                    client_ticks = (t[0] + t[1]) * CLK_TCK
+                    client_ticks = (t[0] + t[1]) * CLK_TCK + (k0e - k0)
                     row["noise_cpu0_pct"] = max(0.0, (b0e - b0 - client_ticks) / (t0e - t0) * 100)
             if n == 0 and not row.get("abort"):
                 row["abort"] = "no request completed"
@@ -1239,7 +1285,8 @@ def main():
             print(f"{row['rps']:>10,.0f} req/s  p99 {fmt_ms(row['p99_ms']):>6} ms  "
                   f"server {fmt(row['cpu_us_per_req'], 1):>6} µs/req "
                   f"({fmt(row.get('cpu_user_us_per_req'), 1)} user + "
-                  f"{fmt(row.get('cpu_sys_us_per_req'), 1)} sys, switches {fmt_switches(row)})  "
+                  f"{fmt(row.get('cpu_sys_us_per_req'), 1)} sys, switches {fmt_switches(row)}, "
+                  f"ksoftirqd/1 {fmt(row.get('ksoftirqd1_us_per_req'), 1)})  "
                   f"client {fmt(row.get('client_cpu_pct'))}%  "
                   f"others cpu0/1 {fmt(row.get('noise_cpu0_pct'))}/{fmt(row.get('noise_cpu1_pct'))}%  "
                   f"errors {row['non2xx3xx'] + row['socket_errors']}"
