@@ -246,7 +246,7 @@ void ClientConnection::on_readable() {
 
 void ClientConnection::on_writable() {
     if (h2_) [[unlikely]] h2_->on_writable();
-    else flush_output();
+    else flush_output(true);
 }
 
 void ClientConnection::on_timeout() {

@@ -111,7 +111,10 @@ private:
     void finish_request();
     void fail(int status, const char* reason);
     void on_response_complete();
-    void flush_output();
+    // Writes what is queued. `from_socket_event`: the socket became
+    // writable; only then does a listener waiting for its output hear that
+    // it drained (from inside its own send it would be re-entered).
+    void flush_output(bool from_socket_event = false);
     void close_after_output();
     void close();
 

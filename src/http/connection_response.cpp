@@ -247,7 +247,7 @@ void ClientConnection::respond_text(int status, std::string_view body) {
     end_response();
 }
 
-void ClientConnection::flush_output() {
+void ClientConnection::flush_output(bool from_socket_event) {
     if (state_ == State::closed || r_ == nullptr) return;
     uint64_t sent_before = bytes_sent_;
     if (tls_ && close_after_response_ && r_->response_ended) [[unlikely]]
@@ -276,11 +276,14 @@ void ClientConnection::flush_output() {
             arm_timer(server_.config.server.body_timeout);
         else if (state_ != State::idle)
             timer_.disarm();
-        // Only after a wait: a listener told synchronously would recurse.
+        // Only from the socket's event: a send that finds the wait over
+        // (the handler sent more while its output was pending, as the proxy
+        // does with one read's chunks) must not call the handler back from
+        // inside that send; it sees output_pending() when the send returns.
         // The listener may end the response (a filter writing its tail):
         // then its own flush completed it, may have started the next
         // request, and updated the poll; nothing here is this one's any more.
-        if (r_->listener) {
+        if (r_->listener && from_socket_event) {
             uint32_t completed = responses_completed_;
             r_->listener->on_output_drained();
             if (state_ == State::closed || responses_completed_ != completed) return;

@@ -330,11 +330,13 @@ void Stream::send_body_pieces(std::span<const std::string_view> pieces, bool las
         end_response();
         return;
     }
+    // As over HTTP/1.1, the handler hears of a drain only from a later
+    // event, never from inside its own send (the proxy sends from inside
+    // llhttp, and would run the parser again there): what this send writes,
+    // and what an earlier one left pending, it sees in output_pending() when
+    // this returns.
+    drain_wanted_ = false;
     body_queued();
-    // As over HTTP/1.1, the handler hears of a drain only after a send that
-    // left output pending: one written at once is seen by output_pending()
-    // after this returns. Told from inside its own send, the handler would
-    // run again before that send returned (the proxy, from inside llhttp).
     drain_wanted_ = output_pending();
     if (drain_wanted_) session_.watch_drain();
 }

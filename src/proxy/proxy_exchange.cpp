@@ -423,14 +423,16 @@ void ProxyExchange::forward_body_pieces(bool more_follows) {
     if (more_follows) exchange_->expect_more_body();
     exchange_->send_body_pieces({body_pieces_.data(), count}, false);
     // The bytes are in our buffer: it is not reused until they are written.
-    if (exchange_ && exchange_->output_pending()) waiting_for_client_ = true;
+    // A send can also finish what an earlier one left pending (no drain is
+    // reported from inside it): the wait is over then.
+    if (exchange_) waiting_for_client_ = exchange_->output_pending();
 }
 
 void ProxyExchange::forward_body(std::string_view bytes) {
     if (!exchange_ || bytes.empty()) return;
     exchange_->send_body(bytes);
-    // The bytes are in our buffer: it is not reused until they are written.
-    if (exchange_ && exchange_->output_pending()) waiting_for_client_ = true;
+    // As in forward_body_pieces.
+    if (exchange_) waiting_for_client_ = exchange_->output_pending();
 }
 
 void ProxyExchange::on_output_drained() {

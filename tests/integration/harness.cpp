@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <linux/capability.h>
 #include <poll.h>
 #include <signal.h>
@@ -204,10 +205,11 @@ std::string Response::header(const std::string& lower_name) const {
     return it == headers.end() ? std::string() : it->second;
 }
 
-int connect_loopback(uint16_t port, int receive_buffer) {
+int connect_loopback(uint16_t port, int receive_buffer, int max_segment) {
     int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (receive_buffer > 0)
         ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &receive_buffer, sizeof receive_buffer);
+    if (max_segment > 0) ::setsockopt(fd, IPPROTO_TCP, TCP_MAXSEG, &max_segment, sizeof max_segment);
     sockaddr_in address{};
     address.sin_family = AF_INET;
     address.sin_port = htons(port);
@@ -220,7 +222,8 @@ int connect_loopback(uint16_t port, int receive_buffer) {
     return fd;
 }
 
-Client::Client(uint16_t port, int receive_buffer) : fd_(connect_loopback(port, receive_buffer)) {}
+Client::Client(uint16_t port, int receive_buffer, int max_segment)
+    : fd_(connect_loopback(port, receive_buffer, max_segment)) {}
 
 Client::~Client() { ::close(fd_); }
 

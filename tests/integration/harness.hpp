@@ -81,15 +81,19 @@ struct Response {
 };
 
 // A blocking TCP socket connected to 127.0.0.1:port (throws when the
-// connect fails); receive_buffer > 0 shrinks SO_RCVBUF first.
-int connect_loopback(uint16_t port, int receive_buffer = 0);
+// connect fails); receive_buffer > 0 shrinks SO_RCVBUF first. A small
+// max_segment (536) as well keeps the kernel from growing portico's send
+// buffer to megabytes, as it otherwise does on loopback: the client's unread
+// bytes then stay queued in portico, as behind a slow client on a real network.
+int connect_loopback(uint16_t port, int receive_buffer = 0, int max_segment = 0);
 
 // A raw client connection. Every read has a deadline, so a broken server
 // fails the test instead of hanging it.
 class Client {
 public:
-    // receive_buffer > 0 shrinks SO_RCVBUF, to make a client that reads slowly.
-    explicit Client(uint16_t port, int receive_buffer = 0);
+    // receive_buffer > 0 shrinks SO_RCVBUF, to make a client that reads
+    // slowly; max_segment as for connect_loopback.
+    explicit Client(uint16_t port, int receive_buffer = 0, int max_segment = 0);
     ~Client();
     Client(const Client&) = delete;
     Client& operator=(const Client&) = delete;

@@ -248,8 +248,8 @@ public:
 // neither side stalls on a full buffer while a flood goes out.
 class Client::PlainPipe final : public Client::Pipe {
 public:
-    explicit PlainPipe(uint16_t port) {
-        fd_ = connect_loopback(port);
+    PlainPipe(uint16_t port, int receive_buffer, int max_segment) {
+        fd_ = connect_loopback(port, receive_buffer, max_segment);
         int one = 1;
         ::setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
         ::fcntl(fd_, F_SETFL, ::fcntl(fd_, F_GETFL) | O_NONBLOCK);
@@ -369,7 +369,7 @@ Client::Client(uint16_t port, ClientOptions options) : options_(std::move(option
         connected_ = pipe->handshake(error_);
         pipe_ = std::move(pipe);
     } else {
-        pipe_ = std::make_unique<PlainPipe>(port);
+        pipe_ = std::make_unique<PlainPipe>(port, options_.receive_buffer, options_.max_segment);
         connected_ = true;
     }
     if (connected_ && options_.send_preface) send_preface();

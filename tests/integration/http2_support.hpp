@@ -151,6 +151,10 @@ struct ClientOptions {
     // Request bodies wait for the server's windows (false: sent regardless,
     // a flow-control violation on purpose).
     bool respect_windows = true;
+    // Cleartext only: SO_RCVBUF and TCP_MAXSEG for the socket, as for
+    // connect_loopback (a client that lags behind the server's output).
+    int receive_buffer = 0;
+    int max_segment = 0;
 
     static TlsOptions default_tls_options();  // SNI a.test, ALPN h2 then http/1.1
 };

@@ -840,19 +840,10 @@ TEST_CASE("http2: an upstream read with more chunks than one send takes arrives 
     // from inside llhttp, and the h2 socket takes each group at once. A drain
     // reported from inside such a send ran the parser again (found in
     // review: the body came twice); through a compressing location the
-    // encoder's pump was re-entered the same way.
+    // encoder sits between the two.
     Site site;
-    std::string raw = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n";
-    std::string expected;
-    for (int i = 0; i < 40; ++i) {
-        std::string piece = "piece " + std::to_string(i) + ";";
-        expected += piece;
-        char size[16];
-        snprintf(size, sizeof size, "%zx\r\n", piece.size());
-        raw += size + piece + "\r\n";
-    }
-    raw += "0\r\n\r\n";
-    UpstreamServer upstream([&](const ReceivedRequest&) { return Reply::raw(raw, Reply::Then::keep_alive); });
+    ManyChunks chunks(40);
+    UpstreamServer upstream([&](const ReceivedRequest&) { return Reply::raw(chunks.raw, Reply::Then::keep_alive); });
     Portico portico("[server]\nlisten = [\"{listen}\"]\nworkers = 1\n\n[http2]\ncleartext = true\n\n"
                     "[[location]]\nprefix = \"/packed/\"\nproxy = \"app\"\n"
                     "compress = { min_length = 1, gzip_level = 1, brotli_level = 1, zstd_level = 1 }\n\n" +
@@ -869,12 +860,39 @@ TEST_CASE("http2: an upstream read with more chunks than one send takes arrives 
             CHECK(result.status == 200);
             CHECK(result.header("content-encoding") == coding);
             if (coding.empty()) {
-                CHECK(result.body == expected);
+                CHECK(result.body == chunks.body);
                 continue;
             }
             auto decoded = decode_body(coding, result.body);
             REQUIRE(decoded);
-            CHECK(*decoded == expected);
+            CHECK(*decoded == chunks.body);
         }
+    }
+}
+
+TEST_CASE("http2: a reader that lags behind an upstream read of many chunks gets each chunk once",
+          "[http2]") {
+    // The HTTP/1.1 case of proxy_streaming_test over h2: a large window lets
+    // the stream's output outrun the client, and groups sent from inside the
+    // parser find it pending. (Over HTTP/1.1 that test failed 3 runs in 8
+    // while a send could report a drain; over h2 the same timing was not
+    // reproduced here: nghttp2 frames all that is queued at each send, which
+    // a lagging reader rarely takes at once.)
+    Site site;
+    ManyChunks chunks(25000);
+    UpstreamServer upstream([&](const ReceivedRequest&) { return Reply::raw(chunks.raw, Reply::Then::keep_alive); });
+    Portico portico(cleartext_config(site, upstream.address()));
+    h2::ClientOptions options;
+    options.settings = {{h2::SETTINGS_ENABLE_PUSH, 0}, {h2::SETTINGS_INITIAL_WINDOW_SIZE, 1u << 24}};
+    options.receive_buffer = 4096;
+    options.max_segment = 536;
+    h2::Client client(portico.port(), options);
+    for (int round = 0; round < 3; ++round) {
+        uint32_t id = client.get("/app/many");
+        REQUIRE(client.wait_stream(id, 30s));
+        const h2::StreamResult& result = client.result(id);
+        CHECK(result.status == 200);
+        CHECK(result.body.size() == chunks.body.size());
+        CHECK(result.body == chunks.body);
     }
 }

@@ -164,6 +164,21 @@ Reply Reply::raw(std::string bytes, Then then) {
     return reply;
 }
 
+ManyChunks::ManyChunks(int count)
+    : raw("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n") {
+    for (int i = 0; i < count; ++i) {
+        char piece[64];
+        int length = snprintf(piece, sizeof piece, "chunk %09d of a response of many chunks;\n", i);
+        char size_line[16];
+        snprintf(size_line, sizeof size_line, "%x\r\n", length);
+        body.append(piece, static_cast<size_t>(length));
+        raw += size_line;
+        raw.append(piece, static_cast<size_t>(length));
+        raw += "\r\n";
+    }
+    raw += "0\r\n\r\n";
+}
+
 Reply Reply::silence() {
     Reply reply;
     reply.then = Then::hang;

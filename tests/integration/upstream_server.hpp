@@ -84,6 +84,14 @@ struct Reply {
     static Reply websocket(std::string accept = "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=");
 };
 
+// A chunked response head and `count` small chunks, each different (a
+// repeated or lost chunk shows), for Reply::raw; `body` is what they decode to.
+struct ManyChunks {
+    std::string raw;
+    std::string body;
+    explicit ManyChunks(int count);
+};
+
 using Behaviour = std::function<Reply(const ReceivedRequest&)>;
 
 // 200 "ok <target>" for every request.
