@@ -887,12 +887,14 @@ TEST_CASE("http2: a reader that lags behind an upstream read of many chunks gets
     options.receive_buffer = 4096;
     options.max_segment = 536;
     h2::Client client(portico.port(), options);
+    client.send_raw(h2::window_update_frame(0, (1u << 24) - 65535));  // the connection's window too
     for (int round = 0; round < 3; ++round) {
         uint32_t id = client.get("/app/many");
         REQUIRE(client.wait_stream(id, 30s));
         const h2::StreamResult& result = client.result(id);
         CHECK(result.status == 200);
         CHECK(result.body.size() == chunks.body.size());
-        CHECK(result.body == chunks.body);
+        bool each_chunk_once_in_order = result.body == chunks.body;  // not 1 MB of diff
+        CHECK(each_chunk_once_in_order);
     }
 }

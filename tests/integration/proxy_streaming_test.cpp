@@ -350,6 +350,7 @@ TEST_CASE("a reader that lags behind an upstream read of many chunks gets each c
         REQUIRE(response);
         CHECK(response->status == 200);
         CHECK(response->body.size() == chunks.body.size());
-        CHECK(response->body == chunks.body);
+        bool each_chunk_once_in_order = response->body == chunks.body;  // not 1 MB of diff
+        CHECK(each_chunk_once_in_order);
     }
 }
