@@ -53,14 +53,8 @@ def config_and_tags(scenario):
 
 
 def server_cpu(pid):
-    """(utime, stime) in seconds of a process and its children (a master and its workers)."""
-    pids = [pid]
-    try:
-        with open(f"/proc/{pid}/task/{pid}/children") as f:
-            pids += [int(child) for child in f.read().split()]
-    except OSError:
-        pass
-    user, system = bench.cpu_split(pids)
+    """(utime, stime) in seconds of a process and its descendants (a master and its workers)."""
+    user, system = bench.cpu_split(bench.tree(pid))
     return user / bench.CLK_TCK, system / bench.CLK_TCK
 
 
@@ -165,9 +159,8 @@ def main():
                 f"{label} {sum(c):,.1f} µs/response ({c[0]:,.1f} user + {c[1]:,.1f} sys, {n} responses)"
                 for label, c, n in zip("AB", cost, done)) + f", A/B {ratios[-1]:.3f}", flush=True)
         print(f"response bytes: A {sizes[0][1]:,}, B {sizes[1][1]:,}")
-        ratios.sort()
-        print(f"A/B CPU per response: median {ratios[len(ratios) // 2]:.3f} "
-              f"(min {ratios[0]:.3f}, max {ratios[-1]:.3f}), {o.rounds} rounds")
+        print(f"A/B CPU per response: median {bench.median(ratios):.3f} "
+              f"(min {min(ratios):.3f}, max {max(ratios):.3f}), {o.rounds} rounds")
     finally:
         for process in started:
             process.send_signal(signal.SIGTERM)

@@ -107,10 +107,10 @@ def ksoftirqd_ticks(cpu):
     delivery, mostly) that the kernel moved out of the task that raised it.
     Work done in the task's own context is in the task's stime already."""
     if cpu not in _ksoftirqd_pids:
-        for name in os.listdir("/proc"):
+        for name in filter(str.isdigit, os.listdir("/proc")):
             try:
                 with open(f"/proc/{name}/comm") as f:
-                    if name.isdigit() and f.read().strip() == f"ksoftirqd/{cpu}":
+                    if f.read().strip() == f"ksoftirqd/{cpu}":
                         _ksoftirqd_pids[cpu] = name
                         break
             except OSError:
@@ -646,7 +646,8 @@ def aggregate(rows):
         for field in ("rps", "p50_ms", "p99_ms", "cpu_us_per_req", "cpu_user_us_per_req",
                       "cpu_sys_us_per_req", "app_cpu_us_per_req", "vol_switches_per_req",
                       "invol_switches_per_req", "ksoftirqd1_us_per_req",
-                      "cpu_with_ksoftirqd_us_per_req", "client_cpu_pct", "hwm_kb", "requests", "noise_cpu0_pct", "noise_cpu1_pct"):
+                      "cpu_with_ksoftirqd_us_per_req", "client_cpu_pct", "hwm_kb", "requests",
+                      "noise_cpu0_pct", "noise_cpu1_pct"):
             agg[field] = median([r.get(field) for r in ok])
         agg["errors"] = (sum(r.get("non2xx3xx", 0) + r.get("socket_errors", 0) for r in ok)
                          + len(failed))
