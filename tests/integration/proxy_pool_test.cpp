@@ -269,3 +269,38 @@ TEST_CASE("a client that goes away closes its upstream connection", "[proxy]") {
         after_abort("/stream");
     }
 }
+
+TEST_CASE("a response that ends exactly where the proxy's read buffer ends leaves its connection pooled",
+          "[proxy]") {
+    // The read that completes the response fills the 64 KiB buffer to its
+    // end, so it cannot tell whether more is queued behind it. The
+    // connection must still go back to the pool and serve the next request:
+    // an edge-triggered variant tried on 2026-12-02 reported the socket to
+    // the idle pool once more, and the pool took that for the upstream's
+    // close (20 connections for 20 requests).
+    auto head_of = [](size_t length) {
+        return "HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(length) + "\r\n\r\n";
+    };
+    auto response_of = [&head_of](size_t total) {
+        size_t length = total - head_of(total).size();  // as many digits as `total`
+        return head_of(length) + pattern_bytes(0, length);
+    };
+    size_t total = GENERATE(as<size_t>{}, 64 * 1024, 128 * 1024);  // one and two buffers
+    std::string response = response_of(total);
+    UpstreamServer upstream([&response](const ReceivedRequest&) {
+        return Reply::raw(response, Reply::Then::keep_alive);
+    });
+    Portico portico(proxy_config({upstream.address()}));
+    Client client(portico.port());
+    ResponseReader reader(client.fd());
+    INFO("response of " << total << " bytes");
+    for (int i = 0; i < 20; ++i) {
+        client.send(get_request("/r" + std::to_string(i)));
+        auto answer = reader.read();
+        REQUIRE(answer);
+        REQUIRE(answer->status == 200);
+        REQUIRE(answer->body == response.substr(response.find("\r\n\r\n") + 4));
+    }
+    CHECK(upstream.request_count() == 20);
+    CHECK(upstream.connections_accepted() == 1);
+}
