@@ -162,6 +162,7 @@ void read_server(const toml::node* node, LoadContext& context, ServerConfig& ser
     // slow clients could pin a worker's memory.
     reader.read_size("max_header_bytes", server.max_header_bytes, 1024, 1024 * 1024);
     reader.read_size("max_body_bytes", server.max_body_bytes, 0, UINT64_MAX);
+    reader.read_size("large_send_buffer", server.large_send_buffer, 0, 1024 * 1024 * 1024);
     // Zero is allowed: stop at once without draining.
     reader.read_duration("shutdown_timeout", server.shutdown_timeout);
     read_header_value(reader, "server_header", server.server_header);

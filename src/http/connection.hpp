@@ -171,6 +171,7 @@ private:
     bool discard_input_ = false;
     bool linger_on_close_ = false;
     bool output_blocked_ = false;
+    bool send_buffer_raised_ = false;  // large_send_buffer set on the socket
     bool close_after_response_ = false;
     uint64_t bytes_sent_ = 0;
 

@@ -1,5 +1,7 @@
 // The response half of ClientConnection: building the head, queueing the
 // body, and writing it out (see connection.hpp for the I/O design).
+#include <sys/socket.h>
+
 #include <spdlog/spdlog.h>
 
 #include <utility>
@@ -260,6 +262,13 @@ void ClientConnection::flush_output(bool from_socket_event) {
         close();
         return;
     case OutputQueue::FlushResult::would_block:
+        // More to send than the autotuned buffer holds: a larger one takes
+        // the response in fewer wakeups (set once per connection).
+        if (!send_buffer_raised_ && server_.large_send_buffer > 0 &&
+            r_->output.pending_bytes() > server_.large_send_buffer_from) {
+            send_buffer_raised_ = true;
+            ::setsockopt(fd_, SOL_SOCKET, SO_SNDBUF, &server_.large_send_buffer, sizeof(int));
+        }
         // send_timeout is the longest gap between writes, not a total.
         if (!output_blocked_ || bytes_sent_ > sent_before)
             arm_timer(server_.config.server.send_timeout);

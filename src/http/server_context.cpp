@@ -1,6 +1,7 @@
 #include "http/server_context.hpp"
 
 #include <algorithm>
+#include <fstream>
 
 #include "compress/compression_filter.hpp"
 #include "http/respond_handler.hpp"
@@ -33,6 +34,15 @@ size_t buffer_size_for(const config::ServerConfig& server) {
     return std::max<size_t>(server.max_header_bytes + 1, 16 * 1024);
 }
 
+// The last number in a /proc/sys file (tcp_wmem holds min, default, max);
+// 0 when it cannot be read.
+uint64_t last_sysctl_number(const char* path) {
+    std::ifstream in(path);
+    uint64_t number = 0;
+    for (uint64_t next; in >> next;) number = next;
+    return number;
+}
+
 }  // namespace
 
 ServerContext::ServerContext(uv_loop_t* loop, const config::Config& config,
@@ -47,6 +57,7 @@ ServerContext::ServerContext(uv_loop_t* loop, const config::Config& config,
       buffers(buffer_size_for(config.server)),
       mime(config.mime),
       file_cache(poller) {
+    set_large_send_buffer(config.server.large_send_buffer);
     for (const config::UpstreamConfig& upstream : config.upstreams)
         upstreams.push_back(std::make_unique<proxy::Upstream>(poller, upstream, upstreams.size(),
                                                               this->counters));
@@ -62,6 +73,21 @@ ServerContext::ServerContext(uv_loop_t* loop, const config::Config& config,
             handlers.back().begin(), handlers.back().end(),
             [](const std::unique_ptr<Handler>& handler) { return handler->streams_request_body(); }));
     }
+}
+
+// A socket's send buffer grows by itself (autotuning) up to tcp_wmem's
+// maximum, 4 MiB by default; SO_SNDBUF locks it at twice the value asked,
+// capped at net.core.wmem_max (208 KiB by default, which would shrink it).
+// So the option is only worth setting where it raises the buffer above
+// autotuning's reach: a 10 MiB file to a fast reader then takes half the
+// wakeups and about 25 % less CPU (README, "large_send_buffer").
+void ServerContext::set_large_send_buffer(uint64_t wanted) {
+    uint64_t cap = last_sysctl_number("/proc/sys/net/core/wmem_max");
+    uint64_t autotuned = last_sysctl_number("/proc/sys/net/ipv4/tcp_wmem");
+    uint64_t asked = std::min(wanted, cap);
+    if (asked == 0 || autotuned == 0 || 2 * asked <= autotuned) return;
+    large_send_buffer = static_cast<int>(asked);
+    large_send_buffer_from = autotuned;
 }
 
 void ServerContext::use_tls(const tls::ServerTls& loaded, uint16_t port) {

@@ -72,11 +72,17 @@ struct ServerContext {
     // records gathered before a write (see OutputQueue::flush and
     // tls/tls_stream.hpp), and where redirect_http sends clients.
     void use_tls(const tls::ServerTls& loaded, uint16_t port);
+    void set_large_send_buffer(uint64_t wanted);
     const tls::ServerTls* tls = nullptr;
     std::unique_ptr<char[]> tls_staging;
     std::unique_ptr<tls::WriteGather> tls_gather;
     static constexpr size_t tls_staging_size = 64 * 1024;
     uint16_t https_port = 443;
+    // large_send_buffer as set on a socket, and from how many bytes pending
+    // on it: 0 when it would not raise the buffer above the kernel's
+    // autotuning (see large_send_buffer_of).
+    int large_send_buffer = 0;
+    uint64_t large_send_buffer_from = 0;
     bool redirect_http = false;
 
     // Set when the worker drains: connections finish what they are doing,

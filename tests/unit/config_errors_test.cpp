@@ -134,6 +134,11 @@ const BrokenConfig broken_configs[] = {
      "listen = [\"127.0.0.1:0\"]\n"
      "max_header_bytes = \"2MiB\"\n",
      "3:20", "server.max_header_bytes: expected a size from 1024 to 1048576 bytes, got \"2MiB\""},
+    {"out of range: large_send_buffer",
+     "[server]\n"
+     "listen = [\"127.0.0.1:0\"]\n"
+     "large_send_buffer = \"2GiB\"\n",
+     "3:21", "server.large_send_buffer: expected a size from 0 to 1073741824 bytes, got \"2GiB\""},
     {"server_header with a line break",
      "[server]\n"
      "listen = [\"127.0.0.1:0\"]\n"
