@@ -115,6 +115,7 @@ private:
     // writable; only then does a listener waiting for its output hear that
     // it drained (from inside its own send it would be re-entered).
     void flush_output(bool from_socket_event = false);
+    void raise_send_buffer();
     void close_after_output();
     void close();
 

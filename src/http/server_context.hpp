@@ -78,9 +78,9 @@ struct ServerContext {
     std::unique_ptr<tls::WriteGather> tls_gather;
     static constexpr size_t tls_staging_size = 64 * 1024;
     uint16_t https_port = 443;
-    // large_send_buffer as set on a socket, and from how many bytes pending
-    // on it: 0 when it would not raise the buffer above the kernel's
-    // autotuning (see large_send_buffer_of).
+    // large_send_buffer as set on a socket (0: not used, see
+    // set_large_send_buffer), and autotuning's maximum: the bytes pending
+    // and the buffer a socket must have reached first.
     int large_send_buffer = 0;
     uint64_t large_send_buffer_from = 0;
     bool redirect_http = false;
