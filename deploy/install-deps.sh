@@ -31,6 +31,7 @@ if [ "${1:-}" = "--test" ]; then
   packages+=(openssl nghttp2-client testssl.sh)  # tests/tls: certificates at test time, s_client, h2load, testssl.sh
   packages+=(python3-yaml)  # tests/deploy read the Compose and Kubernetes YAML (CI has no Docker daemon or cluster)
   packages+=(wrk slowhttptest)  # tests/soak: keep-alive load and slowloris heads
+  packages+=(iproute2)  # ss: a server socket's send buffer (static_send_buffer_test)
   # The package tests (tests/package/): cpack -G DEB reads the libraries'
   # package names with dpkg-shlibdeps (dpkg-dev) after `file` finds the
   # binaries; systemd-analyze verifies the unit; logrotate runs the shipped

@@ -1,0 +1,100 @@
+// large_send_buffer: a large file to a reader fast enough that the kernel's
+// autotuning took the socket's send buffer to its maximum gets the larger
+// buffer; with the option at 0 it keeps the kernel's. The server socket's
+// buffer is read with ss(8) (iproute2), as `tb` in its skmem.
+#include <catch2/catch.hpp>
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <regex>
+#include <string>
+
+#include "harness.hpp"
+#include "static_site.hpp"
+
+using namespace portico::test;
+
+namespace {
+
+uint64_t last_number_in(const char* path) {
+    std::ifstream in(path);
+    uint64_t number = 0;
+    for (uint64_t next; in >> next;) number = next;
+    return number;
+}
+
+// What the kernel makes of SO_SNDBUF `asked` on a socket here.
+uint64_t granted_send_buffer(int asked) {
+    int probe = ::socket(AF_INET, SOCK_STREAM, 0);
+    int granted = 0;
+    socklen_t length = sizeof granted;
+    ::setsockopt(probe, SOL_SOCKET, SO_SNDBUF, &asked, sizeof asked);
+    ::getsockopt(probe, SOL_SOCKET, SO_SNDBUF, &granted, &length);
+    ::close(probe);
+    return static_cast<uint64_t>(granted);
+}
+
+uint16_t local_port(int fd) {
+    sockaddr_in address{};
+    socklen_t length = sizeof address;
+    ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
+    return ntohs(address.sin_port);
+}
+
+// The send buffer of portico's socket to the client at `client_port`; 0 when
+// ss does not show it.
+uint64_t server_send_buffer(uint16_t server_port, uint16_t client_port) {
+    std::string command = "ss -tmnH state established '( sport = :" + std::to_string(server_port) +
+                          " and dport = :" + std::to_string(client_port) + " )' 2>/dev/null";
+    FILE* pipe = ::popen(command.c_str(), "r");
+    if (pipe == nullptr) return 0;
+    std::string output;
+    char chunk[512];
+    while (size_t got = std::fread(chunk, 1, sizeof chunk, pipe)) output.append(chunk, got);
+    ::pclose(pipe);
+    std::smatch found;
+    if (!std::regex_search(output, found, std::regex(R"(\btb(\d+))"))) return 0;
+    return std::stoull(found[1].str());
+}
+
+}  // namespace
+
+TEST_CASE("static: a large file to a fast reader gets large_send_buffer; 0 keeps the kernel's",
+          "[static]") {
+    const uint64_t autotuned = last_number_in("/proc/sys/net/ipv4/tcp_wmem");
+    const uint64_t granted = granted_send_buffer(4 * 1024 * 1024);
+    if (granted <= autotuned) {
+        WARN("net.core.wmem_max grants " << granted << " bytes, no more than autotuning's "
+                                         << autotuned << ": large_send_buffer is not used here");
+        return;
+    }
+    Site site;
+    const std::string big = random_bytes(12 * 1024 * 1024, 17);
+    site.write("big.bin", big);
+    const bool option_on = GENERATE(true, false);
+    Portico portico(static_site_config(site.root(), "", option_on ? "" : "large_send_buffer = 0\n"));
+    Client client(portico.port());
+    const uint16_t client_port = local_port(client.fd());
+    // The first response may end before autotuning reaches its maximum; the
+    // next ones on the connection start there.
+    uint64_t buffer = 0;
+    for (int i = 0; i < 4; ++i) {
+        client.send("GET /big.bin HTTP/1.1\r\nHost: t\r\n\r\n");
+        auto response = client.read_response(10s);
+        REQUIRE(response);
+        REQUIRE(response->status == 200);
+        REQUIRE((response->body == big));
+        buffer = server_send_buffer(portico.port(), client_port);
+        REQUIRE(buffer > 0);
+        if (buffer == granted) break;
+    }
+    INFO("autotuning's maximum " << autotuned << ", granted " << granted);
+    if (option_on)
+        CHECK(buffer == granted);
+    else
+        CHECK(buffer <= autotuned);
+}
