@@ -89,7 +89,7 @@ int worker_policy(int started_under, const std::string& scheduling_line) {
 
 }  // namespace
 
-TEST_CASE("worker_scheduling sets the workers' policy; unset, they keep the one portico was started with",
+TEST_CASE("worker_scheduling sets the workers' policy, and unset, they keep the one portico was started with",
           "[process]") {
     CHECK(worker_policy(SCHED_OTHER, "worker_scheduling = \"batch\"\n") == SCHED_BATCH);
     CHECK(worker_policy(SCHED_BATCH, "worker_scheduling = \"normal\"\n") == SCHED_OTHER);

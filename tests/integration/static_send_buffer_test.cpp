@@ -63,7 +63,7 @@ uint64_t server_send_buffer(uint16_t server_port, uint16_t client_port) {
 
 }  // namespace
 
-TEST_CASE("static: a large file to a fast reader gets large_send_buffer; 0 keeps the kernel's",
+TEST_CASE("static: a large file to a fast reader gets large_send_buffer, and 0 keeps the kernel buffer",
           "[static]") {
     const uint64_t autotuned = last_number_in("/proc/sys/net/ipv4/tcp_wmem");
     const uint64_t granted = granted_send_buffer(4 * 1024 * 1024);

@@ -189,7 +189,7 @@ void turn_until(Loop& loop, Done done) {
 
 }  // namespace
 
-TEST_CASE("io poller: timers fire once, at their last deadline; disarmed and cancelled ones never") {
+TEST_CASE("io poller: timers fire once, at their last deadline, and disarmed or cancelled ones never") {
     Loop loop;
     CountingTimer soon, moved, disarmed, cancelled;
     for (CountingTimer* timer : {&soon, &moved, &disarmed, &cancelled})
@@ -224,7 +224,7 @@ TEST_CASE("io poller: timers fire once, at their last deadline; disarmed and can
     CHECK(cancelled.fired == 0);
 }
 
-TEST_CASE("io poller: a timer cancelled by another due in the same turn does not fire; a turn with a timer "
+TEST_CASE("io poller: a timer cancelled by another due in the same turn does not fire, and a turn with a timer "
           "due does not wait") {
     Loop loop;
     CountingTimer first, second;
