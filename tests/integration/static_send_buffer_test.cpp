@@ -9,8 +9,8 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
-#include <regex>
 #include <string>
 
 #include "harness.hpp"
@@ -56,9 +56,10 @@ uint64_t server_send_buffer(uint16_t server_port, uint16_t client_port) {
     char chunk[512];
     while (size_t got = std::fread(chunk, 1, sizeof chunk, pipe)) output.append(chunk, got);
     ::pclose(pipe);
-    std::smatch found;
-    if (!std::regex_search(output, found, std::regex(R"(\btb(\d+))"))) return 0;
-    return std::stoull(found[1].str());
+    // skmem:(r0,rb131072,t0,tb8388608,...)
+    size_t at = output.find(",tb");
+    if (at == std::string::npos) return 0;
+    return std::strtoull(output.c_str() + at + 3, nullptr, 10);
 }
 
 }  // namespace
