@@ -2,13 +2,17 @@
 """Two servers measured at the same time, on the harness's configs.
 
     tests/bench/side_by_side.py [options] A B
-      A, B        portico | portico=PATH (another binary) | nginx | h2o | haproxy
+      A, B        portico | portico=PATH | nginx | h2o | haproxy, where PATH is another
+                  portico binary, or a config template (ending in .toml, .conf or .cfg)
+                  in place of the harness's own for that server (nginx=my-nginx.conf)
       --scenario  static, proxy, proxy-noka, compress-1, compress-6 (default static)
       --url       the URL loaded (default /index.html)
       --load      wrkN (wrk -t1 -cN -d SECONDS, keep-alive) or abN (ab -c N -n REQUESTS,
                   a new connection per request); default wrk100
       --encoding  an Accept-Encoding for the load (gzip, br)
       --rounds    rounds (default 5); --seconds wrk's duration (10); --requests ab's -n (20000)
+      --apart     load one server at a time (order alternating by round), the other idle,
+                  and add the whole machine's busy CPU per response (/proc/stat, both CPUs)
 
 Why: run.sh measures one server after the other, and a shared VM's speed
 drifts between two cells by more than the few % that separate close
@@ -18,6 +22,15 @@ together; each server's utime+stime (master and workers, from /proc) over
 its own responses gives its CPU per response, and the drift hits both
 alike. Prints each round's figures and ratio A/B, then the median, min
 and max, the machine, and the bytes of one response from each (as sent).
+
+Each load tool's own CPU per response is printed too ("client"), and a
+second ratio with it added: on loopback the kernel runs part of the
+receiver's work in the sender's context and part of the sender's (a
+transmission that an ACK opens) in the receiver's, so a change that only
+moves such work between server and client shows in the first ratio and
+not in the second. --apart reads the machine's total instead, for cells
+where the load tool is saturated (its CPU per response is then only the
+inverse of its rate) and for softirq work that no process is charged with.
 
 Ports: A on 18181, B on 18182, the app on 13300: run it when no run.sh is
 running. Files and logs go to a temp dir that is removed at the end.
@@ -67,6 +80,13 @@ def response_bytes(port, url, encoding):
     return response.status, size
 
 
+def machine_busy_seconds():
+    """Busy time of the whole machine (every CPU), from /proc/stat's first line."""
+    with open("/proc/stat") as f:
+        v = [int(x) for x in f.readline().split()[1:9]]  # user nice system idle iowait irq softirq steal
+    return (sum(v) - v[3] - v[4]) / bench.CLK_TCK
+
+
 def machine():
     with open("/proc/cpuinfo") as f:
         model = next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), "?")
@@ -83,6 +103,7 @@ def main():
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--seconds", type=int, default=10)
     parser.add_argument("--requests", type=int, default=20000)
+    parser.add_argument("--apart", action="store_true")
     o = parser.parse_args()
     tool, connections = re.fullmatch(r"(wrk|ab)(\d+)", o.load).groups()
     base, tags = config_and_tags(o.scenario)
@@ -117,8 +138,10 @@ def main():
         template = {"portico": f"portico-{base}.toml", "nginx": "nginx.conf", "h2o": "h2o.conf",
                     "haproxy": "haproxy.cfg"}[name]
         conf = os.path.join(own, template)
-        bench.render_template(os.path.join(HERE, "conf", template), conf, tags, values)
-        return start({"portico": [path or os.path.join(ROOT, "build", "portico"), "-c", conf],
+        own_template = path.endswith((".toml", ".conf", ".cfg"))
+        bench.render_template(path if own_template else os.path.join(HERE, "conf", template), conf, tags, values)
+        binary = path if path and not own_template else os.path.join(ROOT, "build", "portico")
+        return start({"portico": [binary, "-c", conf],
                       "nginx": ["nginx", "-p", own + "/", "-c", conf, "-g", "daemon off;"],
                       "h2o": ["h2o", "-c", conf],
                       "haproxy": ["haproxy", "-f", conf, "-db"]}[name])
@@ -130,9 +153,13 @@ def main():
                    else ["ab", "-r", "-s", "10", "-n", str(o.requests), "-c", connections] + header + [url])
         return subprocess.Popen(["taskset", "-c", CLIENT_CPU] + command, stdout=subprocess.PIPE, text=True)
 
-    def completed(output):
+    def completed(tool_run):
+        """(responses, the load tool's own utime+stime in seconds) of a finished load."""
+        output = tool_run.stdout.read()
+        _, status, usage = os.wait4(tool_run.pid, 0)
+        tool_run.returncode = os.waitstatus_to_exitcode(status)
         pattern = r"(\d+) requests in" if tool == "wrk" else r"Complete requests:\s+(\d+)"
-        return int(re.search(pattern, output).group(1))
+        return int(re.search(pattern, output).group(1)), usage.ru_utime + usage.ru_stime
 
     try:
         start(["node", os.path.join(ROOT, "deploy", "demo-app", "server.js")], {"PORT": str(APP_PORT)})
@@ -147,20 +174,39 @@ def main():
                            [f"http://127.0.0.1:{port}{o.url}"], capture_output=True, check=True)
         print(f"{machine()}; {o.scenario} {o.url} {o.load}{' ' + o.encoding if o.encoding else ''}: "
               f"A = {o.servers[0]}, B = {o.servers[1]}", flush=True)
-        ratios = []
+        ratios, with_client, whole = [], [], []
         for number in range(1, o.rounds + 1):
-            before = [server_cpu(server.pid) for server in servers]
-            loads = [load(port) for port in PORTS]
-            done = [completed(tool_run.communicate()[0]) for tool_run in loads]
-            after = [server_cpu(server.pid) for server in servers]
-            cost = [[(after[i][k] - before[i][k]) / done[i] * 1e6 for k in (0, 1)] for i in (0, 1)]
+            cost, client_cost, machine_cost, done = [None] * 2, [None] * 2, [None] * 2, [None] * 2
+            # Together: both loads at once. Apart: one at a time, A first in odd rounds.
+            groups = [(0, 1)] if not o.apart else [(0,), (1,)] if number % 2 else [(1,), (0,)]
+            for group in groups:
+                before = {i: server_cpu(servers[i].pid) for i in group}
+                busy_before = machine_busy_seconds()
+                loads = {i: load(PORTS[i]) for i in group}
+                for i in group:
+                    done[i], client = completed(loads[i])
+                    client_cost[i] = client / done[i] * 1e6
+                busy = machine_busy_seconds() - busy_before
+                for i in group:
+                    after = server_cpu(servers[i].pid)
+                    cost[i] = [(after[k] - before[i][k]) / done[i] * 1e6 for k in (0, 1)]
+                    machine_cost[i] = busy / done[i] * 1e6
             ratios.append(sum(cost[0]) / sum(cost[1]))
+            with_client.append((sum(cost[0]) + client_cost[0]) / (sum(cost[1]) + client_cost[1]))
+            whole.append(machine_cost[0] / machine_cost[1])
             print(f"round {number}: " + ", ".join(
-                f"{label} {sum(c):,.1f} µs/response ({c[0]:,.1f} user + {c[1]:,.1f} sys, {n} responses)"
-                for label, c, n in zip("AB", cost, done)) + f", A/B {ratios[-1]:.3f}", flush=True)
+                f"{label} {sum(c):,.1f} µs/response ({c[0]:,.1f} user + {c[1]:,.1f} sys, {n} responses; "
+                f"client {cc:,.1f}" + (f"; machine {mc:,.1f})" if o.apart else ")")
+                for label, c, n, cc, mc in zip("AB", cost, done, client_cost, machine_cost)) +
+                f", A/B {ratios[-1]:.3f}, with clients {with_client[-1]:.3f}" +
+                (f", machine {whole[-1]:.3f}" if o.apart else ""), flush=True)
         print(f"response bytes: A {sizes[0][1]:,}, B {sizes[1][1]:,}")
-        print(f"A/B CPU per response: median {bench.median(ratios):.3f} "
-              f"(min {min(ratios):.3f}, max {max(ratios):.3f}), {o.rounds} rounds")
+        summaries = [("CPU per response", ratios), ("CPU per response, server + its load tool", with_client)]
+        if o.apart:
+            summaries.append(("the machine's busy CPU per response, one server loaded at a time", whole))
+        for title, values in summaries:
+            print(f"A/B {title}: median {bench.median(values):.3f} "
+                  f"(min {min(values):.3f}, max {max(values):.3f}), {o.rounds} rounds")
     finally:
         for process in started:
             process.send_signal(signal.SIGTERM)
