@@ -187,6 +187,9 @@ struct LocationConfig {
     CodingSet precompressed;
     std::optional<std::string> cache_control;
     bool dotfiles = false;
+    // A file response's head and first bytes leave in one packet, and the
+    // file in full packets (TCP_CORK while it is sent; nginx's tcp_nopush).
+    bool tcp_nopush = false;
 
     // proxy = "NAME" or "http://host:port": index into Config::upstreams
     std::optional<size_t> upstream;

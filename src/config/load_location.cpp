@@ -135,6 +135,7 @@ void read_static_options(TableReader& reader, LocationConfig& location) {
         }
     }
     reader.read_bool("dotfiles", location.dotfiles);
+    reader.read_bool("tcp_nopush", location.tcp_nopush);
     std::string cache_control;
     if (read_header_value(reader, "cache_control", cache_control)) {
         location.cache_control = std::move(cache_control);
@@ -237,7 +238,7 @@ void check_actions(TableReader& reader, const std::string& label, Diagnostics& d
                           label + ": respond cannot be combined with root or proxy");
     }
     for (std::string_view key :
-         {"index", "gzip_static", "precompressed", "cache_control", "dotfiles"}) {
+         {"index", "gzip_static", "precompressed", "cache_control", "dotfiles", "tcp_nopush"}) {
         require_companion(reader, key, has_root, "root", diagnostics);
     }
     require_companion(reader, "compress", has_root || has_proxy, "root or proxy", diagnostics);

@@ -116,6 +116,7 @@ private:
     // it drained (from inside its own send it would be re-entered).
     void flush_output(bool from_socket_event = false);
     void raise_send_buffer();
+    void set_cork(bool on);
     void close_after_output();
     void close();
 
@@ -173,6 +174,7 @@ private:
     bool linger_on_close_ = false;
     bool output_blocked_ = false;
     bool send_buffer_raised_ = false;  // large_send_buffer set on the socket
+    bool corked_ = false;              // TCP_CORK on for this response (tcp_nopush)
     bool close_after_response_ = false;
     uint64_t bytes_sent_ = 0;
 

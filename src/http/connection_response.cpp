@@ -1,5 +1,7 @@
 // The response half of ClientConnection: building the head, queueing the
 // body, and writing it out (see connection.hpp for the I/O design).
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 
 #include <spdlog/spdlog.h>
@@ -160,6 +162,8 @@ void ClientConnection::send_file(int fd, off_t offset, uint64_t length,
                                  std::shared_ptr<const void> owner) {
     if (!r_->head_committed) commit_head();
     if (r_->parser.request().is_head()) return;
+    if (!corked_ && !tls_ && r_->location >= 0 && server_.config.locations[r_->location].tcp_nopush)
+        set_cork(true);
     r_->output.push_file(fd, offset, length);
     r_->body_owner = std::move(owner);
 }
@@ -266,6 +270,14 @@ void ClientConnection::raise_send_buffer() {
     ::setsockopt(fd_, SOL_SOCKET, SO_SNDBUF, &server_.large_send_buffer, sizeof(int));
 }
 
+// tcp_nopush. Only around a file: a response from memory leaves in one
+// writev already, and the cork costs two setsockopt calls.
+void ClientConnection::set_cork(bool on) {
+    int value = on;
+    ::setsockopt(fd_, IPPROTO_TCP, TCP_CORK, &value, sizeof value);
+    corked_ = on;
+}
+
 void ClientConnection::flush_output(bool from_socket_event) {
     if (state_ == State::closed || r_ == nullptr) return;
     uint64_t sent_before = bytes_sent_;
@@ -311,7 +323,10 @@ void ClientConnection::flush_output(bool from_socket_event) {
             if (state_ == State::closed || responses_completed_ != completed) return;
         }
     }
-    if (r_->response_ended && r_->output.empty()) on_response_complete();
+    if (r_->response_ended && r_->output.empty()) {
+        if (corked_) set_cork(false);  // with TCP_NODELAY, the tail goes out now
+        on_response_complete();
+    }
     // Only a write that had waited changes what epoll must watch (no more
     // writability); the next request and the close update it themselves. A
     // response written at once costs no epoll_ctl: not even for a client

@@ -483,6 +483,14 @@ const BrokenConfig broken_configs[] = {
      "proxy = \"http://127.0.0.1:3000\"\n"
      "precompressed = [\"br\"]\n",
      "6:17", "location '/': precompressed: applies only to a location with root"},
+    {"tcp_nopush without root",
+     "[server]\n"
+     "listen = [\"127.0.0.1:0\"]\n"
+     "[[location]]\n"
+     "prefix = \"/\"\n"
+     "proxy = \"http://127.0.0.1:3000\"\n"
+     "tcp_nopush = true\n",
+     "6:14", "location '/': tcp_nopush: applies only to a location with root"},
     {"max_concurrent_streams out of range",
      "[server]\n"
      "listen = [\"127.0.0.1:0\"]\n"

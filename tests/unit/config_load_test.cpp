@@ -169,6 +169,7 @@ prefix = "/static/"
 root = "public/"
 index = ["index.htm", "default.html"]
 dotfiles = true
+tcp_nopush = true
 proxy = "alpha"
 
 [[location]]
@@ -249,6 +250,7 @@ TEST_CASE("the spec's example config reads into the documented values", "[config
     CHECK_FALSE(assets.precompressed.contains(Coding::br));
     CHECK_FALSE(assets.compress);
     CHECK_FALSE(assets.dotfiles);
+    CHECK_FALSE(assets.tcp_nopush);
     CHECK(assets.index == std::vector<std::string>{"index.html"});
     CHECK_FALSE(assets.upstream);
     CHECK_FALSE(assets.respond);
@@ -335,6 +337,7 @@ TEST_CASE("a config with every value changed reads each one", "[config]") {
     CHECK(files.root == public_dir);
     CHECK(files.index == std::vector<std::string>{"index.htm", "default.html"});
     CHECK(files.dotfiles);
+    CHECK(files.tcp_nopush);
     CHECK(files.upstream == 1u);
     CHECK(files.preserve_host);
 
