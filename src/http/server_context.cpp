@@ -98,8 +98,8 @@ void ServerContext::set_large_send_buffer(uint64_t wanted) {
                      ::getsockopt(probe, SOL_SOCKET, SO_SNDBUF, &granted, &length) == 0;
     if (probe >= 0) ::close(probe);
     if (!read_back || static_cast<uint64_t>(granted) <= autotuned) {
-        spdlog::debug("large_send_buffer not used: the kernel grants {} bytes for it, no more than "
-                      "autotuning's {} (raise net.core.wmem_max to use it)", granted, autotuned);
+        spdlog::warn("large_send_buffer not used: the kernel grants {} bytes for it, no more than "
+                     "autotuning's {} (raise net.core.wmem_max to use it)", granted, autotuned);
         return;
     }
     large_send_buffer = asked;

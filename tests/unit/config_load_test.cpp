@@ -117,7 +117,7 @@ body_timeout = "2m"
 send_timeout = "1h"
 max_header_bytes = 8192
 max_body_bytes = "1m"
-large_send_buffer = 0
+large_send_buffer = "8MiB"
 shutdown_timeout = "0s"
 server_header = ""
 
@@ -200,7 +200,7 @@ TEST_CASE("the spec's example config reads into the documented values", "[config
     CHECK(server.send_timeout == 60s);
     CHECK(server.max_header_bytes == 16 * 1024);
     CHECK(server.max_body_bytes == 16 * 1024 * 1024);
-    CHECK(server.large_send_buffer == 4 * 1024 * 1024);
+    CHECK(server.large_send_buffer == 0);
     CHECK(server.shutdown_timeout == 30s);
     CHECK(server.server_header == "portico");
 
@@ -278,7 +278,7 @@ TEST_CASE("a config with every value changed reads each one", "[config]") {
     CHECK(server.send_timeout == 1h);
     CHECK(server.max_header_bytes == 8192);
     CHECK(server.max_body_bytes == 1024 * 1024);
-    CHECK(server.large_send_buffer == 0);
+    CHECK(server.large_send_buffer == 8 * 1024 * 1024);
     CHECK(server.shutdown_timeout == 0ms);
     CHECK(server.server_header.empty());
 
