@@ -191,6 +191,8 @@ struct LocationConfig {
     bool dotfiles = false;
     // A file response's head and first bytes leave in one packet, and the
     // file in full packets (TCP_CORK while it is sent; nginx's tcp_nopush).
+    // Off by default, as nginx's: on loopback it cost the server twice the
+    // CPU per 100 KiB and 10 MiB file, and saved on 1 MiB ones (README).
     bool tcp_nopush = false;
 
     // proxy = "NAME" or "http://host:port": index into Config::upstreams

@@ -432,6 +432,7 @@ void ClientConnection::fail(int status, const char* reason) {
 }
 
 void ClientConnection::on_response_complete() {
+    if (corked_) set_cork(false);  // with TCP_NODELAY, the tail goes out now
     ++responses_completed_;
     record_request(r_->response_status);
     if (close_after_response_) {

@@ -161,9 +161,8 @@ void ClientConnection::send_owned_body(std::string_view bytes, std::shared_ptr<c
 void ClientConnection::send_file(int fd, off_t offset, uint64_t length,
                                  std::shared_ptr<const void> owner) {
     if (!r_->head_committed) commit_head();
-    if (r_->parser.request().is_head()) return;
-    if (!corked_ && !tls_ && r_->location >= 0 && server_.config.locations[r_->location].tcp_nopush)
-        set_cork(true);
+    if (state_ == State::closed || r_->parser.request().is_head()) return;
+    if (!corked_ && !tls_ && location().tcp_nopush) set_cork(true);
     r_->output.push_file(fd, offset, length);
     r_->body_owner = std::move(owner);
 }
@@ -323,10 +322,7 @@ void ClientConnection::flush_output(bool from_socket_event) {
             if (state_ == State::closed || responses_completed_ != completed) return;
         }
     }
-    if (r_->response_ended && r_->output.empty()) {
-        if (corked_) set_cork(false);  // with TCP_NODELAY, the tail goes out now
-        on_response_complete();
-    }
+    if (r_->response_ended && r_->output.empty()) on_response_complete();
     // Only a write that had waited changes what epoll must watch (no more
     // writability); the next request and the close update it themselves. A
     // response written at once costs no epoll_ctl: not even for a client

@@ -81,10 +81,11 @@ def response_bytes(port, url, encoding):
 
 
 def machine_busy_seconds():
-    """Busy time of the whole machine (every CPU), from /proc/stat's first line."""
+    """Busy time of the whole machine (every CPU), from /proc/stat's first line: user,
+    nice, system, irq, softirq; not steal, which is other guests' time on a shared host."""
     with open("/proc/stat") as f:
         v = [int(x) for x in f.readline().split()[1:9]]  # user nice system idle iowait irq softirq steal
-    return (sum(v) - v[3] - v[4]) / bench.CLK_TCK
+    return (v[0] + v[1] + v[2] + v[5] + v[6]) / bench.CLK_TCK
 
 
 def machine():
@@ -153,13 +154,17 @@ def main():
                    else ["ab", "-r", "-s", "10", "-n", str(o.requests), "-c", connections] + header + [url])
         return subprocess.Popen(["taskset", "-c", CLIENT_CPU] + command, stdout=subprocess.PIPE, text=True)
 
-    def completed(tool_run):
+    def completed(tool_run, slot):
         """(responses, the load tool's own utime+stime in seconds) of a finished load."""
         output = tool_run.stdout.read()
         _, status, usage = os.wait4(tool_run.pid, 0)
         tool_run.returncode = os.waitstatus_to_exitcode(status)
         pattern = r"(\d+) requests in" if tool == "wrk" else r"Complete requests:\s+(\d+)"
-        return int(re.search(pattern, output).group(1)), usage.ru_utime + usage.ru_stime
+        found = re.search(pattern, output)
+        if tool_run.returncode != 0 or not found or int(found.group(1)) == 0:
+            sys.exit(f"{tool} against {'AB'[slot]} ({o.servers[slot]}) exited {tool_run.returncode} with "
+                     f"{found.group(1) if found else 'no'} responses:\n{output}\n(logs: {run}/servers.log)")
+        return int(found.group(1)), usage.ru_utime + usage.ru_stime
 
     try:
         start(["node", os.path.join(ROOT, "deploy", "demo-app", "server.js")], {"PORT": str(APP_PORT)})
@@ -184,7 +189,7 @@ def main():
                 busy_before = machine_busy_seconds()
                 loads = {i: load(PORTS[i]) for i in group}
                 for i in group:
-                    done[i], client = completed(loads[i])
+                    done[i], client = completed(loads[i], i)
                     client_cost[i] = client / done[i] * 1e6
                 busy = machine_busy_seconds() - busy_before
                 for i in group:
@@ -193,7 +198,8 @@ def main():
                     machine_cost[i] = busy / done[i] * 1e6
             ratios.append(sum(cost[0]) / sum(cost[1]))
             with_client.append((sum(cost[0]) + client_cost[0]) / (sum(cost[1]) + client_cost[1]))
-            whole.append(machine_cost[0] / machine_cost[1])
+            if o.apart:
+                whole.append(machine_cost[0] / machine_cost[1])
             print(f"round {number}: " + ", ".join(
                 f"{label} {sum(c):,.1f} µs/response ({c[0]:,.1f} user + {c[1]:,.1f} sys, {n} responses; "
                 f"client {cc:,.1f}" + (f"; machine {mc:,.1f})" if o.apart else ")")

@@ -11,7 +11,7 @@ using namespace portico::test;
 
 namespace {
 
-const std::string config = R"(
+const std::string bad_input_config = R"(
 [server]
 listen = ["{listen}"]
 workers = 1
@@ -85,7 +85,7 @@ TEST_CASE("bad requests get their status and harm nobody else", "[bad-input]") {
         {"encoded dot segments climbing", "GET /%2e%2e/%2e%2e/etc HTTP/1.1\r\nHost: t\r\n\r\n", 400, false},
         {"target that is not a path", "GET abc HTTP/1.1\r\nHost: t\r\n\r\n", 400, true},
     };
-    Portico portico(config);
+    Portico portico(bad_input_config);
     for (const BadInput& input : inputs) {
         SECTION(input.name) {
             Client client(portico.port());
@@ -113,7 +113,7 @@ TEST_CASE("bad requests get their status and harm nobody else", "[bad-input]") {
 // Host header). llhttp itself refuses a Transfer-Encoding there (400).
 TEST_CASE("a chunked request's trailer fields are dropped, Content-Length and Host included",
           "[bad-input]") {
-    Portico portico(config);
+    Portico portico(bad_input_config);
     Client client(portico.port());
     client.send("POST / HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n"
                 "3\r\nabc\r\n0\r\nContent-Length: 0\r\nHost: other\r\nX-Checksum: 1\r\n\r\n"
@@ -128,7 +128,7 @@ TEST_CASE("a chunked request's trailer fields are dropped, Content-Length and Ho
 }
 
 TEST_CASE("a slowloris head gets 408 within header_timeout", "[bad-input][timeout]") {
-    Portico portico(config);
+    Portico portico(bad_input_config);
     Client slow(portico.port());
     auto start = std::chrono::steady_clock::now();
     slow.send("GET / HTTP/1.1\r\nHost: t\r\n");
@@ -149,7 +149,7 @@ TEST_CASE("a slowloris head gets 408 within header_timeout", "[bad-input][timeou
 }
 
 TEST_CASE("a connection that sends nothing is closed after header_timeout", "[bad-input][timeout]") {
-    Portico portico(config);
+    Portico portico(bad_input_config);
     Client silent(portico.port());
     auto start = std::chrono::steady_clock::now();
     CHECK(silent.closed_by_server(5s));
@@ -158,7 +158,7 @@ TEST_CASE("a connection that sends nothing is closed after header_timeout", "[ba
 }
 
 TEST_CASE("a stalled request body gets 408 after body_timeout", "[bad-input][timeout]") {
-    Portico portico(config);
+    Portico portico(bad_input_config);
     Client slow(portico.port());
     auto start = std::chrono::steady_clock::now();
     slow.send("POST / HTTP/1.1\r\nHost: t\r\nContent-Length: 50\r\n\r\nsome");

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -313,6 +314,24 @@ std::optional<Response> fetch(uint16_t port, const std::string& path,
     Client client(port);
     client.send("GET " + path + " HTTP/1.1\r\nHost: test\r\n" + extra_headers + "\r\n");
     return client.read_response();
+}
+
+uint16_t local_port(int fd) {
+    sockaddr_in address{};
+    socklen_t length = sizeof address;
+    ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
+    return ntohs(address.sin_port);
+}
+
+std::string socket_statistics(const std::string& arguments) {
+    std::string command = "ss -tHn " + arguments + " 2>/dev/null";
+    FILE* pipe = ::popen(command.c_str(), "r");
+    if (pipe == nullptr) return {};
+    std::string output;
+    char chunk[512];
+    while (size_t got = std::fread(chunk, 1, sizeof chunk, pipe)) output.append(chunk, got);
+    ::pclose(pipe);
+    return output;
 }
 
 bool contains(const std::string& text, const std::string& part) {

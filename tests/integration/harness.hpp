@@ -120,6 +120,12 @@ private:
 std::optional<Response> fetch(uint16_t port, const std::string& path,
                               const std::string& extra_headers = "");
 
+// The local port of a connected or bound socket.
+uint16_t local_port(int fd);
+// What `ss -tHn ARGUMENTS` (iproute2) prints about TCP sockets, one line
+// each: add -m for memory, -i for tcp_info, and a filter.
+std::string socket_statistics(const std::string& arguments);
+
 // Test data.
 bool contains(const std::string& text, const std::string& part);
 // A whole file's bytes ("" when it cannot be read).

@@ -10,7 +10,7 @@ using namespace portico::test;
 
 namespace {
 
-const std::string config = R"(
+const std::string http_config = R"(
 [server]
 listen = ["{listen}"]
 workers = 1
@@ -29,7 +29,7 @@ respond = { status = 200, body = "root\n" }
 }  // namespace
 
 TEST_CASE("keep-alive serves several requests on one connection", "[http]") {
-    Portico portico(config);
+    Portico portico(http_config);
     Client client(portico.port());
     for (int i = 0; i < 3; ++i) {
         client.send("GET /health HTTP/1.1\r\nHost: t\r\n\r\n");
@@ -45,7 +45,7 @@ TEST_CASE("keep-alive serves several requests on one connection", "[http]") {
 }
 
 TEST_CASE("keepalive_requests closes the connection after the last allowed request", "[http]") {
-    Portico portico(config);
+    Portico portico(http_config);
     Client client(portico.port());
     for (int i = 1; i <= 5; ++i) {
         client.send("GET /health HTTP/1.1\r\nHost: t\r\n\r\n");
@@ -57,7 +57,7 @@ TEST_CASE("keepalive_requests closes the connection after the last allowed reque
 }
 
 TEST_CASE("pipelined requests are answered in order", "[http]") {
-    Portico portico(config);
+    Portico portico(http_config);
     Client client(portico.port());
     client.send("GET /health HTTP/1.1\r\nHost: t\r\n\r\n"
                 "GET /other HTTP/1.1\r\nHost: t\r\n\r\n"
@@ -78,7 +78,7 @@ TEST_CASE("pipelined requests are answered in order", "[http]") {
 }
 
 TEST_CASE("a pipelined request split across reads is still parsed", "[http]") {
-    Portico portico(config);
+    Portico portico(http_config);
     Client client(portico.port());
     client.send("GET /health HTTP/1.1\r\nHost: t\r\n\r\nGET /hea");
     std::this_thread::sleep_for(50ms);
@@ -94,7 +94,7 @@ TEST_CASE("a pipelined request split across reads is still parsed", "[http]") {
 }
 
 TEST_CASE("HTTP/1.0 closes by default and keeps the connection when asked", "[http]") {
-    Portico portico(config);
+    Portico portico(http_config);
     {
         Client client(portico.port());
         client.send("GET /health HTTP/1.0\r\n\r\n");
@@ -116,7 +116,7 @@ TEST_CASE("HTTP/1.0 closes by default and keeps the connection when asked", "[ht
 }
 
 TEST_CASE("HEAD answers the GET head without a body", "[http]") {
-    Portico portico(config);
+    Portico portico(http_config);
     Client client(portico.port());
     client.send("HEAD /health HTTP/1.1\r\nHost: t\r\n\r\n");
     auto head = client.read_response(5s, true);
@@ -131,7 +131,7 @@ TEST_CASE("HEAD answers the GET head without a body", "[http]") {
 }
 
 TEST_CASE("Expect: 100-continue gets an interim 100 before the body is sent", "[http]") {
-    Portico portico(config);
+    Portico portico(http_config);
     Client client(portico.port());
     client.send("POST /health HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n");
     auto interim = client.read_response();
@@ -149,7 +149,7 @@ TEST_CASE("Expect: 100-continue gets an interim 100 before the body is sent", "[
 }
 
 TEST_CASE("chunked request bodies are read to their end", "[http]") {
-    Portico portico(config);
+    Portico portico(http_config);
     Client client(portico.port());
     client.send("POST /health HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n"
                 "5\r\nhello\r\n");
@@ -166,7 +166,7 @@ TEST_CASE("chunked request bodies are read to their end", "[http]") {
 }
 
 TEST_CASE("an absolute-form target is routed by its path", "[http]") {
-    Portico portico(config);
+    Portico portico(http_config);
     Client client(portico.port());
     client.send("GET http://example.com/health?x=1 HTTP/1.1\r\nHost: other\r\n\r\n");
     auto response = client.read_response();

@@ -15,9 +15,9 @@ using nlohmann::json;
 
 namespace {
 
-struct Site {
+struct SnapshotSite {
     TempDir dir;
-    Site() { dir.write("www/file.txt", "from disk\n"); }
+    SnapshotSite() { dir.write("www/file.txt", "from disk\n"); }
     std::string config() const {
         return R"(
 [server]
@@ -70,7 +70,7 @@ json saved(uint16_t metrics, const std::string& name) {
 }  // namespace
 
 TEST_CASE("A/B snapshots: reset, run, save, then compared after a reload", "[metrics][snapshot]") {
-    Site site;
+    SnapshotSite site;
     Portico portico(site.config());
     REQUIRE(portico.wait_for_log("worker 1 started"));
     uint16_t metrics = metrics_port(portico);
@@ -101,7 +101,7 @@ TEST_CASE("A/B snapshots: reset, run, save, then compared after a reload", "[met
 }
 
 TEST_CASE("A/B snapshots: past 16 the oldest is dropped, and said so", "[metrics][snapshot]") {
-    Site site;
+    SnapshotSite site;
     Portico portico(site.config());
     uint16_t metrics = metrics_port(portico);
     for (int i = 0; i < 16; ++i)
@@ -120,7 +120,7 @@ TEST_CASE("A/B snapshots: past 16 the oldest is dropped, and said so", "[metrics
 }
 
 TEST_CASE("the metrics listener: the dashboard, and bad input refused", "[metrics][snapshot]") {
-    Site site;
+    SnapshotSite site;
     Portico portico(site.config());
     uint16_t metrics = metrics_port(portico);
 

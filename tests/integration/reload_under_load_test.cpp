@@ -23,7 +23,7 @@ using namespace portico::test;
 
 namespace {
 
-std::string config(const std::string& root, const std::string& app, const std::string& version,
+std::string reload_config(const std::string& root, const std::string& app, const std::string& version,
                    int workers = 2, const std::string& server_options = "") {
     return "[server]\nlisten = [\"{listen}\"]\nworkers = " + std::to_string(workers) +
            "\nshutdown_timeout = \"10s\"\n" + server_options + "\n"
@@ -107,7 +107,7 @@ TEST_CASE("20 reloads under load and CPU contention, and no request fails", "[pr
     TempDir site;
     site.write("static/a.txt", "static file\n");
     UpstreamServer app;
-    Portico portico(config(site.path(), app.address(), "v0"));
+    Portico portico(reload_config(site.path(), app.address(), "v0"));
     CpuContention contention(2);
 
     std::atomic<bool> stop{false};
@@ -120,7 +120,7 @@ TEST_CASE("20 reloads under load and CPU contention, and no request fails", "[pr
     for (int reload = 1; reload <= 20 && all_reloaded; ++reload) {
         std::this_thread::sleep_for(150ms);
         portico.rewrite_config(
-            config(site.path(), app.address(), "v" + std::to_string(reload), reload % 2 ? 1 : 2));
+            reload_config(site.path(), app.address(), "v" + std::to_string(reload), reload % 2 ? 1 : 2));
         portico.signal(SIGHUP);
         all_reloaded = portico.wait_for_log("reloaded:", reload, 20s);
     }
@@ -150,7 +150,7 @@ TEST_CASE("a draining worker answers a kept-alive client's next request, then sa
     UpstreamServer app;
     // keepalive_timeout 1s: the drain's grace period is 1 s.
     const std::string keepalive = "keepalive_timeout = \"1s\"\n";
-    Portico portico(config(site.path(), app.address(), "old", 1, keepalive));
+    Portico portico(reload_config(site.path(), app.address(), "old", 1, keepalive));
     Client busy(portico.port()), idle(portico.port());
     for (Client* client : {&busy, &idle}) {
         client->send("GET / HTTP/1.1\r\nHost: t\r\n\r\n");
@@ -158,7 +158,7 @@ TEST_CASE("a draining worker answers a kept-alive client's next request, then sa
         REQUIRE(response);
         CHECK(response->header("connection") == "");
     }
-    portico.rewrite_config(config(site.path(), app.address(), "new", 1, keepalive));
+    portico.rewrite_config(reload_config(site.path(), app.address(), "new", 1, keepalive));
     portico.signal(SIGHUP);
     REQUIRE(portico.wait_for_log("reloaded:"));
     // The old worker's own line: the master's "reloaded: ..., old ones

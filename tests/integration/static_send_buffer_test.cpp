@@ -4,11 +4,9 @@
 // buffer is read with ss(8) (iproute2), as `tb` in its skmem.
 #include <catch2/catch.hpp>
 
-#include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <string>
@@ -38,24 +36,11 @@ uint64_t granted_send_buffer(int asked) {
     return static_cast<uint64_t>(granted);
 }
 
-uint16_t local_port(int fd) {
-    sockaddr_in address{};
-    socklen_t length = sizeof address;
-    ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
-    return ntohs(address.sin_port);
-}
-
 // The send buffer of portico's socket to the client at `client_port`; 0 when
 // ss does not show it.
 uint64_t server_send_buffer(uint16_t server_port, uint16_t client_port) {
-    std::string command = "ss -tmnH state established '( sport = :" + std::to_string(server_port) +
-                          " and dport = :" + std::to_string(client_port) + " )' 2>/dev/null";
-    FILE* pipe = ::popen(command.c_str(), "r");
-    if (pipe == nullptr) return 0;
-    std::string output;
-    char chunk[512];
-    while (size_t got = std::fread(chunk, 1, sizeof chunk, pipe)) output.append(chunk, got);
-    ::pclose(pipe);
+    std::string output = socket_statistics("-m state established '( sport = :" + std::to_string(server_port) +
+                                           " and dport = :" + std::to_string(client_port) + " )'");
     // skmem:(r0,rb131072,t0,tb8388608,...)
     size_t at = output.find(",tb");
     if (at == std::string::npos) return 0;

@@ -57,7 +57,7 @@ std::string raw_exchange(uint16_t port, const std::string& target, std::optional
     return raw;
 }
 
-void expect_next_client_served(uint16_t port) {
+void expect_next_client_gets_index(uint16_t port) {
     auto response = fetch(port, "/index.html");
     REQUIRE(response);
     CHECK(response->status == 200);
@@ -79,7 +79,7 @@ void check_attempts(uint16_t port, const std::vector<Attempt>& attempts) {
         INFO("status " << response->status);
         CHECK(std::find(a.statuses.begin(), a.statuses.end(), response->status) !=
               a.statuses.end());
-        expect_next_client_served(port);
+        expect_next_client_gets_index(port);
     }
 }
 
@@ -276,7 +276,7 @@ TEST_CASE("static traversal: dotfile segments are 404 unless dotfiles = true", "
             REQUIRE(response);
             CHECK(response->status == 404);
             CHECK_FALSE(contains(raw, body));
-            expect_next_client_served(portico.port());
+            expect_next_client_gets_index(portico.port());
         }
         // Also no redirect that would reveal a dot directory.
         auto response = fetch(portico.port(), "/.git");
@@ -316,7 +316,7 @@ TEST_CASE("static traversal: files that are not regular files are refused withou
     REQUIRE(response);
     CHECK((response->status == 403 || response->status == 404));
     CHECK(std::chrono::steady_clock::now() - start < 3s);
-    expect_next_client_served(portico.port());
+    expect_next_client_gets_index(portico.port());
 }
 
 TEST_CASE("static traversal: a bad request on a kept-alive connection harms nobody",
@@ -336,7 +336,7 @@ TEST_CASE("static traversal: a bad request on a kept-alive connection harms nobo
         CHECK(next->status == 200);
         CHECK(next->body == inside_body);
     }
-    expect_next_client_served(portico.port());
+    expect_next_client_gets_index(portico.port());
 }
 
 TEST_CASE("static traversal: gzip_static never follows a .gz link out of the root",
@@ -372,5 +372,5 @@ TEST_CASE("static traversal: gzip_static never follows a .gz link out of the roo
     REQUIRE(response);
     CHECK(response->status == 404);
     CHECK_FALSE(contains(response->body, "DOTENV"));
-    expect_next_client_served(port);
+    expect_next_client_gets_index(port);
 }

@@ -16,7 +16,7 @@ namespace {
 
 // handshake_timeout 1 s, header_timeout 10 s (the default), unless told
 // otherwise: each of the timeout tests would fail if the other applied.
-std::string config(const Certificates& certs, const Site& site, const std::string& upstream,
+std::string tls_bad_input_config(const Certificates& certs, const Site& site, const std::string& upstream,
                    const std::string& tls_options = "handshake_timeout = \"1s\"\n",
                    const std::string& server_options = "workers = 1\n") {
     return tls_config({certs.entry("a")}, R"(
@@ -47,7 +47,7 @@ constexpr bool rss_tells_memory = false;
 constexpr bool rss_tells_memory = true;
 #endif
 
-void expect_next_client_served(uint16_t port) {
+void expect_next_tls_client_served(uint16_t port) {
     auto response = tls_fetch(port, get_request("/", "", "a.test"), sni_a());
     REQUIRE(response);
     CHECK(response->status == 200);
@@ -67,7 +67,7 @@ TEST_CASE("tls: a plain HTTP request on the TLS port gets a clear-text 400, then
     Certificates certs;
     Site site;
     UpstreamServer upstream;
-    Portico portico(config(certs, site, upstream.address()));
+    Portico portico(tls_bad_input_config(certs, site, upstream.address()));
     uint16_t port = tls_port(portico);
     const std::vector<std::string> requests = {
         "GET / HTTP/1.1\r\nHost: a.test\r\n\r\n",
@@ -85,7 +85,7 @@ TEST_CASE("tls: a plain HTTP request on the TLS port gets a clear-text 400, then
         CHECK(answer->find("Connection: close\r\n") != std::string::npos);
         CHECK(answer->find("\r\n\r\nThis port speaks HTTPS: use an https:// URL.\n") !=
               std::string::npos);
-        expect_next_client_served(port);
+        expect_next_tls_client_served(port);
     }
     CHECK(upstream.request_count() == 0);
     expect_quiet_log(portico);
@@ -96,7 +96,7 @@ TEST_CASE("tls: garbage instead of a ClientHello is closed, and nobody else noti
     Certificates certs;
     Site site;
     UpstreamServer upstream;
-    Portico portico(config(certs, site, upstream.address()));
+    Portico portico(tls_bad_input_config(certs, site, upstream.address()));
     uint16_t port = tls_port(portico);
     const std::string hello = client_hello(0x0303, {0xc02b, 0xc02f}, "a.test");
     const std::vector<std::pair<std::string, std::string>> inputs = {
@@ -124,7 +124,7 @@ TEST_CASE("tls: garbage instead of a ClientHello is closed, and nobody else noti
         CHECK(ms_since(start) < 3000);  // at the latest, handshake_timeout (1 s)
         // At most a TLS alert, never an HTTP answer.
         CHECK(answer->find("HTTP/") == std::string::npos);
-        expect_next_client_served(port);
+        expect_next_tls_client_served(port);
     }
     expect_quiet_log(portico);
 }
@@ -134,7 +134,7 @@ TEST_CASE("tls: a handshake that stops half-way is closed within handshake_timeo
     Certificates certs;
     Site site;
     UpstreamServer upstream;
-    Portico portico(config(certs, site, upstream.address()));
+    Portico portico(tls_bad_input_config(certs, site, upstream.address()));
     uint16_t port = tls_port(portico);
     const std::string hello = client_hello(0x0303, {0xc02b, 0xc02f}, "a.test");
     const std::vector<std::pair<std::string, std::string>> stalls = {
@@ -151,7 +151,7 @@ TEST_CASE("tls: a handshake that stops half-way is closed within handshake_timeo
         client.send(bytes);
         // Meanwhile others are served at once.
         auto others = std::chrono::steady_clock::now();
-        for (int i = 0; i < 3; ++i) expect_next_client_served(port);
+        for (int i = 0; i < 3; ++i) expect_next_tls_client_served(port);
         CHECK(ms_since(others) < 900);
         auto answer = client.read_until_close(5s);
         REQUIRE(answer);
@@ -160,7 +160,7 @@ TEST_CASE("tls: a handshake that stops half-way is closed within handshake_timeo
         CHECK(closed_after < 3000);
         CHECK(answer->find("HTTP/") == std::string::npos);
     }
-    expect_next_client_served(port);
+    expect_next_tls_client_served(port);
     expect_quiet_log(portico);
 }
 
@@ -171,7 +171,7 @@ TEST_CASE("tls: after the handshake, header_timeout applies: a 408 over TLS, or 
     UpstreamServer upstream;
     // handshake_timeout is the default 10 s here.
     Portico portico(
-        config(certs, site, upstream.address(), "", "workers = 1\nheader_timeout = \"1s\"\n"));
+        tls_bad_input_config(certs, site, upstream.address(), "", "workers = 1\nheader_timeout = \"1s\"\n"));
     uint16_t port = tls_port(portico);
     {
         // Part of a head, then nothing: the 408 goes out through TLS.
@@ -199,7 +199,7 @@ TEST_CASE("tls: after the handshake, header_timeout applies: a 408 over TLS, or 
         CHECK(ms_since(start) >= 900);
         CHECK(ms_since(start) < 3000);
     }
-    expect_next_client_served(port);
+    expect_next_tls_client_served(port);
     expect_quiet_log(portico);
 }
 
@@ -212,7 +212,7 @@ TEST_CASE("tls: clients leaving mid-response (file, proxied stream) harm nobody"
         if (request.target == "/app/stream") return Reply::pattern(200u << 20);
         return answer_ok(request);
     });
-    Portico portico(config(certs, site, upstream.address()));
+    Portico portico(tls_bad_input_config(certs, site, upstream.address()));
     uint16_t port = tls_port(portico);
     auto workers = portico.worker_pids();
     REQUIRE(workers.size() == 1);
@@ -227,7 +227,7 @@ TEST_CASE("tls: clients leaving mid-response (file, proxied stream) harm nobody"
             REQUIRE(reader.read_at_least(256 * 1024, 5s));
             if (reset) client.abort();
         }
-        expect_next_client_served(port);
+        expect_next_tls_client_served(port);
 
         size_t closed_before = upstream.connections_closed_by_peer();
         {
@@ -256,11 +256,11 @@ TEST_CASE("tls: a slow reader of a large file stalls nobody, and the worker's me
     const uint64_t size = 48u << 20;
     site.write("big.bin", pattern_bytes(0, size));
     UpstreamServer upstream;
-    Portico portico(config(certs, site, upstream.address()));
+    Portico portico(tls_bad_input_config(certs, site, upstream.address()));
     uint16_t port = tls_port(portico);
     auto workers = portico.worker_pids();
     REQUIRE(workers.size() == 1);
-    expect_next_client_served(port);
+    expect_next_tls_client_served(port);
     long before = resident_kib(workers.front());
 
     TlsOptions slow_options = sni_a();
@@ -270,7 +270,7 @@ TEST_CASE("tls: a slow reader of a large file stalls nobody, and the worker's me
     REQUIRE(slow.send(get_request("/big.bin", "", "a.test")));
     std::this_thread::sleep_for(300ms);  // the response is now stuck in flight
     auto start = std::chrono::steady_clock::now();
-    for (int i = 0; i < 10; ++i) expect_next_client_served(port);
+    for (int i = 0; i < 10; ++i) expect_next_tls_client_served(port);
     CHECK(ms_since(start) < 2000);
     long during = resident_kib(workers.front());
     INFO("worker RSS " << before << " KiB before, " << during << " KiB while stalled");

@@ -22,14 +22,14 @@ prefix = "/"
 respond = { status = 200, body = "fine\n" }
 )";
 
-const std::string request = "GET / HTTP/1.1\r\nHost: a.test\r\n\r\n";
+const std::string plain_get = "GET / HTTP/1.1\r\nHost: a.test\r\n\r\n";
 
 // Connects with `options`, checks the connection serves a request, and
 // returns the certificate's subject and names as "SUBJECT|NAMES".
 std::string served_certificate(uint16_t port, const TlsOptions& options) {
     TlsClient client(port, options);
     REQUIRE(client.handshake());
-    REQUIRE(client.send(request));
+    REQUIRE(client.send(plain_get));
     ResponseReader reader(client);
     auto response = reader.read();
     REQUIRE(response);
@@ -124,7 +124,7 @@ TEST_CASE("tls: ALPN selects h2 first, http/1.1 otherwise, and without [http2] a
         REQUIRE(client.handshake());
         CHECK(client.alpn() == selected);
         if (selected == "h2") continue;  // HTTP/2 itself: tests/integration/http2_*
-        REQUIRE(client.send(request));
+        REQUIRE(client.send(plain_get));
         ResponseReader reader(client);
         auto response = reader.read();
         REQUIRE(response);
@@ -147,7 +147,7 @@ TEST_CASE("tls: TLS 1.2 and 1.3 are served, 1.0/1.1 and weak cipher suites fail 
             REQUIRE(client.handshake());
             INFO(name << " " << client.version() << " " << client.cipher());
             CHECK(client.version() == (version == TLS1_2_VERSION ? "TLSv1.2" : "TLSv1.3"));
-            REQUIRE(client.send(request));
+            REQUIRE(client.send(plain_get));
             ResponseReader reader(client);
             auto response = reader.read();
             REQUIRE(response);
@@ -249,7 +249,7 @@ TEST_CASE("tls: protocols = TLSv1.3 alone refuses TLS 1.2, TLSv1.2 alone refuses
         TlsClient client(port, with_name("a.test"));  // offers both
         REQUIRE(client.handshake());
         CHECK(client.version() == only);
-        REQUIRE(client.send(request));
+        REQUIRE(client.send(plain_get));
         ResponseReader reader(client);
         auto response = reader.read();
         REQUIRE(response);
@@ -330,7 +330,7 @@ Visit visit(uint16_t port, int version, SSL_SESSION* session) {
     result.reused = client.reused();
     // The response is read before the session is taken: a TLS 1.3 ticket
     // comes after the handshake.
-    REQUIRE(client.send(request));
+    REQUIRE(client.send(plain_get));
     ResponseReader reader(client);
     auto response = reader.read();
     REQUIRE(response);

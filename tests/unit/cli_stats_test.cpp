@@ -21,12 +21,15 @@
 #include "metrics/saved_snapshots.hpp"
 #include "metrics/shared_counters.hpp"
 #include "durations.hpp"
+#include "request_records.hpp"
 
 using namespace portico::metrics;
 using nlohmann::json;
 using portico::cli::render_compare_table;
 using portico::cli::render_stats_table;
 using portico::cli::run_stats_command;
+
+using portico::test::proxied_request;
 
 namespace {
 
@@ -49,14 +52,6 @@ portico::config::Config sample_config() {
     }
     config.upstreams.push_back(upstream);
     return config;
-}
-
-RequestRecord proxied(int status, uint64_t duration_ns, uint64_t upstream_ns) {
-    return {.status = status,
-            .response_bytes = 100,
-            .duration_ns = duration_ns,
-            .proxied = true,
-            .upstream_ns = upstream_ns};
 }
 
 RequestRecord from_file(int status, uint64_t bytes) {
@@ -130,9 +125,9 @@ void check_ms(const std::string& cell, double seconds) {
 
 TEST_CASE("stats: numbers from /stats land in their columns", "[stats]") {
     Portico portico;
-    portico.worker->request_finished(0, proxied(200, 5 * ms, 3 * ms));
-    portico.worker->request_finished(0, proxied(502, 40 * ms, 39 * ms));
-    portico.worker->request_finished(0, proxied(404, 2 * ms, 1 * ms));
+    portico.worker->request_finished(0, proxied_request(200, 5 * ms, 3 * ms));
+    portico.worker->request_finished(0, proxied_request(502, 40 * ms, 39 * ms));
+    portico.worker->request_finished(0, proxied_request(404, 2 * ms, 1 * ms));
     portico.worker->request_finished(1, from_file(200, 1200));
     portico.worker->request_finished(1, from_file(304, 1200));
     portico.worker->request_finished(1, from_file(206, 1200));  // no counter of its own: "2xx"
@@ -232,7 +227,7 @@ TEST_CASE("stats: requests without a location, and the upstream queues", "[stats
     Portico portico;
     portico.worker->request_finished(-1, from_file(404, 150));
     portico.worker->request_finished(-1, from_file(400, 150));
-    portico.worker->request_finished(0, proxied(503, 5 * ms, 0));
+    portico.worker->request_finished(0, proxied_request(503, 5 * ms, 0));
     portico.worker->upstream_queue_changed(0, 2);
     portico.worker->upstream_queue_timed_out(0);
 
@@ -253,10 +248,10 @@ TEST_CASE("stats: requests without a location, and the upstream queues", "[stats
 
 TEST_CASE("stats: req/s is the request delta over the interval", "[stats]") {
     Portico portico;
-    for (int i = 0; i < 10; ++i) portico.worker->request_finished(0, proxied(200, ms, ms / 2));
+    for (int i = 0; i < 10; ++i) portico.worker->request_finished(0, proxied_request(200, ms, ms / 2));
     portico.worker->upstream_request_sent(0, 0, false);
     json previous = portico.stats();
-    for (int i = 0; i < 30; ++i) portico.worker->request_finished(0, proxied(200, ms, ms / 2));
+    for (int i = 0; i < 30; ++i) portico.worker->request_finished(0, proxied_request(200, ms, ms / 2));
     for (int i = 0; i < 5; ++i) portico.worker->request_finished(1, from_file(200, 10));
     for (int i = 0; i < 8; ++i) portico.worker->upstream_request_sent(0, 0, true);
     json current = portico.stats();
@@ -276,7 +271,7 @@ TEST_CASE("stats: req/s is the request delta over the interval", "[stats]") {
     CHECK(row(after_reset, "/")[per_second] == "-");
 
     // Hundreds per second print without decimals.
-    for (int i = 0; i < 900; ++i) portico.worker->request_finished(0, proxied(200, ms, ms / 2));
+    for (int i = 0; i < 900; ++i) portico.worker->request_finished(0, proxied_request(200, ms, ms / 2));
     CHECK(row(render_stats_table(current, portico.stats(), 0.5), "/")[per_second] == "1800");
 }
 
@@ -445,12 +440,12 @@ namespace {
 std::string comparison_document() {
     Portico portico;
     SavedSnapshots snapshots(0);
-    for (int i = 0; i < 3; ++i) portico.worker->request_finished(0, proxied(200, 2 * ms, ms));
+    for (int i = 0; i < 3; ++i) portico.worker->request_finished(0, proxied_request(200, 2 * ms, ms));
     snapshots.save("proxy", portico.counters->snapshot(), 10'000 * ms, 0);
     portico.counters->reset();
     snapshots.counters_reset(20'000 * ms);
     for (int i = 0; i < 4; ++i) portico.worker->request_finished(1, from_file(200, 10));
-    portico.worker->request_finished(0, proxied(502, 3 * ms, 2 * ms));
+    portico.worker->request_finished(0, proxied_request(502, 3 * ms, 2 * ms));
     snapshots.save("static", portico.counters->snapshot(), 24'000 * ms, 0);
     return render_compare_json(compare(*snapshots.find("proxy"), *snapshots.find("static")));
 }

@@ -14,7 +14,7 @@ using portico::config::CodingSet;
 
 namespace {
 
-struct Case {
+struct EncodingCase {
     std::string_view header;
     bool gzip;
 };
@@ -34,7 +34,7 @@ CodingSet only(Coding coding) {
 
 // The old gzip_static table: gzip offered alone.
 TEST_CASE("negotiate_coding: gzip alone, table of Accept-Encoding values", "[compress]") {
-    const Case cases[] = {
+    const EncodingCase cases[] = {
         // absent or without gzip
         {"", false},
         {"identity", false},
@@ -104,7 +104,7 @@ TEST_CASE("negotiate_coding: gzip alone, table of Accept-Encoding values", "[com
         {"deflate,,gzip", true},
         {",", false},
     };
-    for (const Case& c : cases) {
+    for (const EncodingCase& c : cases) {
         INFO("Accept-Encoding: '" << std::string(c.header) << "'");
         CHECK((negotiate_coding(c.header, only(Coding::gzip)) == Coding::gzip) == c.gzip);
     }

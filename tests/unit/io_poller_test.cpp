@@ -44,12 +44,12 @@ struct Recorder {
     }
 };
 
-struct Loop {
-    Loop() {
+struct PollerLoop {
+    PollerLoop() {
         uv_loop_init(&loop);
         poller = std::make_unique<IoPoller>(&loop);
     }
-    ~Loop() {
+    ~PollerLoop() {
         poller.reset();
         uv_loop_close(&loop);
     }
@@ -62,7 +62,7 @@ struct Loop {
 }  // namespace
 
 TEST_CASE("io poller: reports readable data, and nothing once the watcher asks for nothing") {
-    Loop loop;
+    PollerLoop loop;
     SocketPair pair;
     Recorder recorder;
     recorder.attach(*loop.poller, pair.fds[0]);
@@ -92,7 +92,7 @@ TEST_CASE("io poller: reports readable data, and nothing once the watcher asks f
 }
 
 TEST_CASE("io poller: a watcher forgotten during a turn gets none of that turn's events") {
-    Loop loop;
+    PollerLoop loop;
     SocketPair first, second;
     Recorder a, b;
     a.attach(*loop.poller, first.fds[0]);
@@ -115,7 +115,7 @@ TEST_CASE("io poller: a watcher forgotten during a turn gets none of that turn's
 }
 
 TEST_CASE("io poller: a peer that hangs up is reported as the events asked for") {
-    Loop loop;
+    PollerLoop loop;
     SocketPair pair;
     Recorder recorder;
     recorder.attach(*loop.poller, pair.fds[0]);
@@ -145,7 +145,7 @@ TEST_CASE("io poller: a watcher marked run_first is told before the rest of its 
             numbered->order->push_back(numbered->number);
         }
     };
-    Loop loop;
+    PollerLoop loop;
     std::vector<int> order;
     SocketPair pairs[5];
     Numbered watchers[5];
@@ -182,7 +182,7 @@ struct CountingTimer {
 // Turns (each waiting as the poller decides, at most 50 ms) until `done`
 // or 2 s have passed.
 template <typename Done>
-void turn_until(Loop& loop, Done done) {
+void turn_until(PollerLoop& loop, Done done) {
     uint64_t start = uv_hrtime();
     while (!done() && uv_hrtime() - start < 2'000'000'000) loop.poller->turn(50);
 }
@@ -190,7 +190,7 @@ void turn_until(Loop& loop, Done done) {
 }  // namespace
 
 TEST_CASE("io poller: timers fire once, at their last deadline, and disarmed or cancelled ones never") {
-    Loop loop;
+    PollerLoop loop;
     CountingTimer soon, moved, disarmed, cancelled;
     for (CountingTimer* timer : {&soon, &moved, &disarmed, &cancelled})
         timer->timer.init(*loop.poller, timer, CountingTimer::on_fire);
@@ -226,7 +226,7 @@ TEST_CASE("io poller: timers fire once, at their last deadline, and disarmed or 
 
 TEST_CASE("io poller: a timer cancelled by another due in the same turn does not fire, and a turn with a timer "
           "due does not wait") {
-    Loop loop;
+    PollerLoop loop;
     CountingTimer first, second;
     first.timer.init(*loop.poller, &first, CountingTimer::on_fire);
     second.timer.init(*loop.poller, &second, CountingTimer::on_fire);
@@ -241,7 +241,7 @@ TEST_CASE("io poller: a timer cancelled by another due in the same turn does not
 }
 
 TEST_CASE("io poller: release_after_turn runs after the turn's events, releases made by a release included") {
-    Loop loop;
+    PollerLoop loop;
     SocketPair pair;
     struct Releasing {
         IoWatcher watcher;

@@ -107,14 +107,14 @@ std::vector<std::string> combined_fields(const std::string& line) {
     return fields;
 }
 
-struct TempDir {
+struct LogDir {
     std::filesystem::path path;
-    TempDir() {
+    LogDir() {
         char name[] = "/tmp/portico-access-XXXXXX";
         REQUIRE(mkdtemp(name) != nullptr);
         path = name;
     }
-    ~TempDir() { std::filesystem::remove_all(path); }
+    ~LogDir() { std::filesystem::remove_all(path); }
 };
 
 std::vector<std::string> read_lines(const std::filesystem::path& path) {
@@ -309,7 +309,7 @@ TEST_CASE("an access log that is off does nothing", "[access-log]") {
 
 TEST_CASE("lines reach the file within about a second, whole", "[access-log]") {
     use_utc();
-    TempDir dir;
+    LogDir dir;
     auto path = dir.path / "access.log";
     AccessLog log(access_to(path.string(), AccessFormat::json));
     REQUIRE(log.enabled());
@@ -323,7 +323,7 @@ TEST_CASE("lines reach the file within about a second, whole", "[access-log]") {
 
 TEST_CASE("reopen after logrotate moved the file starts a new one", "[access-log]") {
     use_utc();
-    TempDir dir;
+    LogDir dir;
     auto path = dir.path / "access.log";
     auto rotated = dir.path / "access.log.1";
     std::string target;
@@ -348,7 +348,7 @@ TEST_CASE("reopen after logrotate moved the file starts a new one", "[access-log
 
 TEST_CASE("a burst beyond the queue drops old lines, never blocks, never tears one",
           "[access-log]") {
-    TempDir dir;
+    LogDir dir;
     auto path = dir.path / "access.log";
     constexpr int burst = 50'000;
     uint64_t dropped = 0;
@@ -382,7 +382,7 @@ TEST_CASE("a burst beyond the queue drops old lines, never blocks, never tears o
 }
 
 TEST_CASE("a stalled writer: log() does not wait, the oldest queued lines go", "[access-log]") {
-    TempDir dir;
+    LogDir dir;
     auto path = dir.path / "fifo";
     REQUIRE(mkfifo(path.c_str(), 0600) == 0);
     // A reader that reads nothing yet: once the pipe's 64 KiB are full the
@@ -447,7 +447,7 @@ TEST_CASE("a stalled writer: log() does not wait, the oldest queued lines go", "
 }
 
 TEST_CASE("stdout: lines go to file descriptor 1", "[access-log]") {
-    TempDir dir;
+    LogDir dir;
     auto path = dir.path / "stdout";
     std::fflush(stdout);
     int saved = dup(STDOUT_FILENO);

@@ -11,9 +11,12 @@
 #include "config/config.hpp"
 #include "metrics/shared_counters.hpp"
 #include "durations.hpp"
+#include "request_records.hpp"
 
 using namespace portico::metrics;
 using portico::config::Config;
+
+using portico::test::proxied_request;
 
 namespace {
 
@@ -51,14 +54,6 @@ std::unique_ptr<SharedCounters> region_for(const Config& config) {
     return counters;
 }
 
-RequestRecord proxied(int status, uint64_t duration_ns, uint64_t upstream_ns) {
-    return {.status = status,
-            .response_bytes = 100,
-            .duration_ns = duration_ns,
-            .proxied = true,
-            .upstream_ns = upstream_ns};
-}
-
 RequestRecord from_file(uint64_t bytes) {
     return {.status = 200,
             .response_bytes = bytes + 200,
@@ -73,7 +68,7 @@ TEST_CASE("a worker's request lands in its location and server entries", "[metri
     auto counters = region_for(config);
     WorkerCounters worker = counters->attach(counters->lease_slot(0).slot, config);
     worker.connection_accepted();
-    worker.request_finished(0, proxied(200, 5 * ms, 3 * ms));
+    worker.request_finished(0, proxied_request(200, 5 * ms, 3 * ms));
     worker.request_finished(1, from_file(1000));
     worker.upstream_connected(0, 1, 1 * ms);
     worker.upstream_request_sent(0, 1, false);
@@ -172,8 +167,8 @@ TEST_CASE("totals are the sum of the worker slots", "[metrics]") {
     b.connection_accepted();
     b.connection_accepted();
     b.connection_closed();
-    a.request_finished(0, proxied(200, 2 * ms, 1 * ms));
-    b.request_finished(0, proxied(502, 8 * ms, 7 * ms));
+    a.request_finished(0, proxied_request(200, 2 * ms, 1 * ms));
+    b.request_finished(0, proxied_request(502, 8 * ms, 7 * ms));
 
     Snapshot snapshot = counters->snapshot();
     CHECK(snapshot.connections_accepted == 3);
@@ -193,7 +188,7 @@ TEST_CASE("a restarted worker keeps adding to its slot's totals", "[metrics]") {
     {
         WorkerCounters crashed = counters->attach(slot, config);
         crashed.connection_accepted();  // never closed: the process died
-        crashed.request_finished(0, proxied(200, 1 * ms, 1 * ms));
+        crashed.request_finished(0, proxied_request(200, 1 * ms, 1 * ms));
         crashed.upstream_idle_changed(0, 0, 3);
     }
     counters->release_slot(slot);
@@ -206,7 +201,7 @@ TEST_CASE("a restarted worker keeps adding to its slot's totals", "[metrics]") {
     CHECK(again.slot == slot);
     WorkerCounters restarted = counters->attach(again.slot, config);
     restarted.connection_accepted();
-    restarted.request_finished(0, proxied(200, 1 * ms, 1 * ms));
+    restarted.request_finished(0, proxied_request(200, 1 * ms, 1 * ms));
 
     Snapshot snapshot = counters->snapshot();
     CHECK(snapshot.connections_accepted == 2);
@@ -232,7 +227,7 @@ TEST_CASE("a reload keeps totals by name and adds new names", "[metrics]") {
     CHECK_FALSE(lease.shared);
     WorkerCounters new_worker = counters->attach(lease.slot, after);
     new_worker.request_finished(0, from_file(10));
-    new_worker.request_finished(1, proxied(201, 1 * ms, 1 * ms));
+    new_worker.request_finished(1, proxied_request(201, 1 * ms, 1 * ms));
     new_worker.upstream_request_sent(0, 0, false);
     old_worker.request_finished(1, from_file(10));  // a last in-flight request
 
@@ -257,7 +252,7 @@ TEST_CASE("reset zeroes every counter but keeps the gauges", "[metrics]") {
     WorkerCounters busy = counters->attach(busy_slot, config);
     WorkerCounters idle = counters->attach(idle_slot, config);
     busy.connection_accepted();
-    busy.request_finished(0, proxied(200, 1 * ms, 1 * ms));
+    busy.request_finished(0, proxied_request(200, 1 * ms, 1 * ms));
     busy.upstream_idle_changed(0, 0, 2);
     idle.connection_accepted();
     idle.request_finished(1, from_file(5));
@@ -276,7 +271,7 @@ TEST_CASE("reset zeroes every counter but keeps the gauges", "[metrics]") {
     CHECK(zeroed.connections_active == 2);
     CHECK(zeroed.servers[0].connections_idle == 2);
 
-    busy.request_finished(0, proxied(200, 1 * ms, 1 * ms));
+    busy.request_finished(0, proxied_request(200, 1 * ms, 1 * ms));
     Snapshot after = counters->snapshot();
     CHECK(after.locations[1].requests() == 1);  // the first one is gone for good
     CHECK(after.locations[1].request_duration.count == 1);
@@ -370,7 +365,7 @@ TEST_CASE("a forked worker's counts reach the parent through the region", "[metr
     REQUIRE(pid >= 0);
     if (pid == 0) {
         WorkerCounters worker = counters->attach(slot, config);
-        for (int i = 0; i < 1000; ++i) worker.request_finished(0, proxied(200, 2 * ms, 1 * ms));
+        for (int i = 0; i < 1000; ++i) worker.request_finished(0, proxied_request(200, 2 * ms, 1 * ms));
         _exit(0);
     }
     int status = 0;

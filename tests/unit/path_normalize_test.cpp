@@ -10,7 +10,7 @@ using portico::router::PathError;
 
 namespace {
 
-struct Case {
+struct PathCase {
     std::string_view raw;
     std::string_view expected;  // the normalized path when error is none
     PathError error = PathError::none;
@@ -19,7 +19,7 @@ struct Case {
 
 using namespace std::string_view_literals;
 
-const Case cases[] = {
+const PathCase cases[] = {
     // Already normal.
     {"/", "/"},
     {"/index.html", "/index.html"},
@@ -93,7 +93,7 @@ const Case cases[] = {
 
 TEST_CASE("normalize_path: table of inputs", "[router][path]") {
     std::string out;
-    for (const Case& c : cases) {
+    for (const PathCase& c : cases) {
         INFO("raw: " << std::string(c.raw));
         const auto result = normalize_path(c.raw, out);
         CHECK(result.error == c.error);

@@ -48,12 +48,12 @@ struct Folder {
     Root root;
 };
 
-struct Loop {
-    Loop() {
+struct CacheLoop {
+    CacheLoop() {
         uv_loop_init(&loop);
         poller = std::make_unique<portico::core::IoPoller>(&loop);
     }
-    ~Loop() {
+    ~CacheLoop() {
         cache.reset();
         poller.reset();
         uv_loop_close(&loop);
@@ -81,7 +81,7 @@ std::string contents_of(FileCache& cache, const Root& root, const std::string& n
 TEST_CASE("file cache: a hit is the same entry until the kernel reports a change") {
     Folder folder;
     folder.write("a.txt", "one");
-    Loop loop;
+    CacheLoop loop;
     FileCache& cache = loop.make_cache();
     int error = 0;
     auto first = cache.open(folder.root, "a.txt", error);
@@ -100,7 +100,7 @@ TEST_CASE("file cache: a hit is the same entry until the kernel reports a change
 TEST_CASE("file cache: events lost to a queue overflow drop every entry") {
     Folder folder;
     folder.write("a.txt", "one");
-    Loop loop;
+    CacheLoop loop;
     FileCache& cache = loop.make_cache();
     CHECK(contents_of(cache, folder.root, "a.txt") == "one");
     // More events than the kernel queues (fs.inotify.max_queued_events,
@@ -120,7 +120,7 @@ TEST_CASE("file cache: without inotify, each open checks the file again") {
     // Every inotify instance this user may have, taken: the cache gets none.
     std::vector<int> taken;
     for (int fd; taken.size() < 4096 && (fd = ::inotify_init1(IN_CLOEXEC)) >= 0;) taken.push_back(fd);
-    Loop loop;
+    CacheLoop loop;
     FileCache& cache = loop.make_cache();
     for (int fd : taken) ::close(fd);
 
