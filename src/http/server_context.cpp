@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 
 #include <spdlog/spdlog.h>
@@ -85,7 +87,8 @@ ServerContext::ServerContext(uv_loop_t* loop, const config::Config& config,
 // at net.core.wmem_max (208 KiB by default, which would shrink it) and
 // doubled. So the option is used only where the kernel grants more than
 // autotuning reaches; what it grants is read back from a socket of our
-// own, since wmem_max is not readable in every container.
+// own, since wmem_max is not readable in every container. Every worker
+// comes to the same answer, so only the first one says why it is unused.
 void ServerContext::set_large_send_buffer(uint64_t wanted) {
     uint64_t autotuned = last_sysctl_number("/proc/sys/net/ipv4/tcp_wmem");
     if (wanted == 0 || autotuned == 0) return;
@@ -96,10 +99,20 @@ void ServerContext::set_large_send_buffer(uint64_t wanted) {
     bool read_back = probe >= 0 &&
                      ::setsockopt(probe, SOL_SOCKET, SO_SNDBUF, &asked, sizeof asked) == 0 &&
                      ::getsockopt(probe, SOL_SOCKET, SO_SNDBUF, &granted, &length) == 0;
+    int probe_error = errno;
     if (probe >= 0) ::close(probe);
-    if (!read_back || static_cast<uint64_t>(granted) <= autotuned) {
-        spdlog::warn("large_send_buffer not used: the kernel grants {} bytes for it, no more than "
-                     "autotuning's {} (raise net.core.wmem_max to use it)", granted, autotuned);
+    bool says = worker_index == 0;
+    if (!read_back) {
+        if (says)
+            spdlog::warn("large_send_buffer not used: could not ask the kernel what it grants ({})",
+                         std::strerror(probe_error));
+        return;
+    }
+    if (static_cast<uint64_t>(granted) <= autotuned) {
+        if (says)
+            spdlog::warn("large_send_buffer not used: the kernel grants {} bytes for it, no more "
+                         "than autotuning's {} (raise net.core.wmem_max to use it)",
+                         granted, autotuned);
         return;
     }
     large_send_buffer = asked;

@@ -84,3 +84,38 @@ TEST_CASE("static: a large file to a fast reader gets large_send_buffer, and uns
     else
         CHECK(buffer <= autotuned);
 }
+
+TEST_CASE("static: large_send_buffer the kernel will not grant is unused, and said once for all workers",
+          "[static]") {
+    // SO_SNDBUF of 1 MiB is granted as at most 2 MiB, under autotuning's
+    // usual 4 MiB maximum.
+    const uint64_t autotuned = last_number_in("/proc/sys/net/ipv4/tcp_wmem");
+    const uint64_t granted = granted_send_buffer(1024 * 1024);
+    if (granted > autotuned) {
+        WARN("autotuning's maximum " << autotuned << " is below " << granted
+                                     << ": a 1 MiB large_send_buffer is used here");
+        return;
+    }
+    Site site;
+    site.write("small.txt", "served\n");
+    Portico portico("[server]\nlisten = [\"{listen}\"]\nworkers = 2\nlarge_send_buffer = \"1MiB\"\n\n"
+                    "[[location]]\nprefix = \"/\"\nroot = '" + site.root() + "'\n");
+    REQUIRE(portico.wait_for_log("worker 1 started (pid"));
+    REQUIRE(portico.wait_for_log("worker 0 started (pid"));
+    const std::string log = portico.log();
+    INFO(log);
+    const std::string warning = "large_send_buffer not used: the kernel grants " +
+                                std::to_string(granted) + " bytes for it, no more than autotuning's " +
+                                std::to_string(autotuned);
+    size_t first = log.find(warning);
+    CHECK(first != std::string::npos);
+    CHECK(log.find(warning, first + 1) == std::string::npos);
+    for (int i = 0; i < 4; ++i) {
+        Client client(portico.port());
+        client.send("GET /small.txt HTTP/1.1\r\nHost: t\r\n\r\n");
+        auto response = client.read_response(5s);
+        REQUIRE(response);
+        CHECK(response->status == 200);
+        CHECK(response->body == "served\n");
+    }
+}
