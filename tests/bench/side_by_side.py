@@ -32,6 +32,14 @@ not in the second. --apart reads the machine's total instead, for cells
 where the load tool is saturated (its CPU per response is then only the
 inverse of its rate) and for softirq work that no process is charged with.
 
+Each round line shows the responses each server answered and the errors
+its load tool counted (non-2xx answers, socket errors); rounds with errors
+are listed at the end, and so are uneven rounds (one server answered over
+1.25x the other's responses): in a proxied cell where the one Node app is
+the limit, the app serves the server with more upstream connections more
+often (at wrk -c1000 nginx opens up to 1000, portico's pool holds 64), and
+the busier server does more per wakeup. Measure such cells with --apart.
+
 Ports: A on 18181, B on 18182, the app on 13300: run it when no run.sh is
 running. Files and logs go to a temp dir that is removed at the end.
 """
@@ -155,7 +163,10 @@ def main():
         return subprocess.Popen(["taskset", "-c", CLIENT_CPU] + command, stdout=subprocess.PIPE, text=True)
 
     def completed(tool_run, slot):
-        """(responses, the load tool's own utime+stime in seconds) of a finished load."""
+        """(responses, errors, the load tool's own utime+stime in seconds) of a finished load.
+        Errors: answers that are not 2xx/3xx and socket errors (wrk), failed requests and
+        non-2xx answers (ab); a round with errors compares unlike work (a quick 502 against
+        a served response), so it is marked."""
         output = tool_run.stdout.read()
         _, status, usage = os.wait4(tool_run.pid, 0)
         tool_run.returncode = os.waitstatus_to_exitcode(status)
@@ -164,7 +175,13 @@ def main():
         if tool_run.returncode != 0 or not found or int(found.group(1)) == 0:
             sys.exit(f"{tool} against {'AB'[slot]} ({o.servers[slot]}) exited {tool_run.returncode} with "
                      f"{found.group(1) if found else 'no'} responses:\n{output}\n(logs: {run}/servers.log)")
-        return int(found.group(1)), usage.ru_utime + usage.ru_stime
+        if tool == "wrk":
+            errors = sum(int(n) for n in re.findall(r"Non-2xx or 3xx responses: (\d+)", output))
+            for socket_errors in re.findall(r"Socket errors: ([^\n]*)", output):
+                errors += sum(int(n) for n in re.findall(r"\d+", socket_errors))
+        else:
+            errors = sum(int(n) for n in re.findall(r"(?:Failed requests|Non-2xx responses):\s+(\d+)", output))
+        return int(found.group(1)), errors, usage.ru_utime + usage.ru_stime
 
     try:
         start(["node", os.path.join(ROOT, "deploy", "demo-app", "server.js")], {"PORT": str(APP_PORT)})
@@ -179,9 +196,9 @@ def main():
                            [f"http://127.0.0.1:{port}{o.url}"], capture_output=True, check=True)
         print(f"{machine()}; {o.scenario} {o.url} {o.load}{' ' + o.encoding if o.encoding else ''}: "
               f"A = {o.servers[0]}, B = {o.servers[1]}", flush=True)
-        ratios, with_client, whole = [], [], []
+        ratios, with_client, whole, rounds_with_errors, uneven_rounds = [], [], [], [], []
         for number in range(1, o.rounds + 1):
-            cost, client_cost, machine_cost, done = [None] * 2, [None] * 2, [None] * 2, [None] * 2
+            cost, client_cost, machine_cost, done, errors = ([None] * 2 for _ in range(5))
             # Together: both loads at once. Apart: one at a time, A first in odd rounds.
             groups = [(0, 1)] if not o.apart else [(0,), (1,)] if number % 2 else [(1,), (0,)]
             for group in groups:
@@ -189,7 +206,7 @@ def main():
                 busy_before = machine_busy_seconds()
                 loads = {i: load(PORTS[i]) for i in group}
                 for i in group:
-                    done[i], client = completed(loads[i], i)
+                    done[i], errors[i], client = completed(loads[i], i)
                     client_cost[i] = client / done[i] * 1e6
                 busy = machine_busy_seconds() - busy_before
                 for i in group:
@@ -200,10 +217,15 @@ def main():
             with_client.append((sum(cost[0]) + client_cost[0]) / (sum(cost[1]) + client_cost[1]))
             if o.apart:
                 whole.append(machine_cost[0] / machine_cost[1])
+            if any(errors):
+                rounds_with_errors.append(number)
+            if not o.apart and max(done) > 1.25 * min(done):
+                uneven_rounds.append(number)
             print(f"round {number}: " + ", ".join(
-                f"{label} {sum(c):,.1f} µs/response ({c[0]:,.1f} user + {c[1]:,.1f} sys, {n} responses; "
-                f"client {cc:,.1f}" + (f"; machine {mc:,.1f})" if o.apart else ")")
-                for label, c, n, cc, mc in zip("AB", cost, done, client_cost, machine_cost)) +
+                f"{label} {sum(c):,.1f} µs/response ({c[0]:,.1f} user + {c[1]:,.1f} sys, {n} responses"
+                + (f", {e} ERRORS" if e else "") + f"; client {cc:,.1f}"
+                + (f"; machine {mc:,.1f})" if o.apart else ")")
+                for label, c, n, e, cc, mc in zip("AB", cost, done, errors, client_cost, machine_cost)) +
                 f", A/B {ratios[-1]:.3f}, with clients {with_client[-1]:.3f}" +
                 (f", machine {whole[-1]:.3f}" if o.apart else ""), flush=True)
         print(f"response bytes: A {sizes[0][1]:,}, B {sizes[1][1]:,}")
@@ -213,6 +235,16 @@ def main():
         for title, values in summaries:
             print(f"A/B {title}: median {bench.median(values):.3f} "
                   f"(min {min(values):.3f}, max {max(values):.3f}), {o.rounds} rounds")
+        if rounds_with_errors:
+            print(f"ERRORS in rounds {', '.join(map(str, rounds_with_errors))}: the load tool counted "
+                  f"failed or non-2xx answers there, so those rounds compare unlike work "
+                  f"(logs: the servers' own, above)")
+        if uneven_rounds:
+            print(f"UNEVEN in rounds {', '.join(map(str, uneven_rounds))}: one server answered over "
+                  f"1.25x the other's responses. Where the shared app is the limit, it serves the "
+                  f"server with more upstream connections more often, and a busier server does more "
+                  f"per wakeup: the ratio then says as much about the share as about the servers "
+                  f"(measure such a cell one server at a time: --apart, or run.sh)")
     finally:
         for process in started:
             process.send_signal(signal.SIGTERM)

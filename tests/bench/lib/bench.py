@@ -189,8 +189,11 @@ TAG = re.compile(r"\s*#@([a-z0-9-]+)\s*$")
 
 
 def render_template(src, dst, tags, values):
-    """Lines ending in `#@tag` are kept only when tag is in `tags` (the
-    marker is removed); @KEY@ is replaced by its value."""
+    """Lines ending in `#@tag` are kept only when tag is in `tags` (a set, or
+    a comma-separated string: whole names, so "keepalive" is not in
+    "nokeepalive"; the marker is removed); @KEY@ is replaced by its value."""
+    if isinstance(tags, str):
+        tags = set(tags.split(","))
     out = []
     with open(src) as f:
         for line in f:
