@@ -101,15 +101,15 @@ void ServerContext::set_large_send_buffer(uint64_t wanted) {
                      ::getsockopt(probe, SOL_SOCKET, SO_SNDBUF, &granted, &length) == 0;
     int probe_error = errno;
     if (probe >= 0) ::close(probe);
-    bool says = worker_index == 0;
+    bool first_worker = worker_index == 0;
     if (!read_back) {
-        if (says)
+        if (first_worker)
             spdlog::warn("large_send_buffer not used: could not ask the kernel what it grants ({})",
                          std::strerror(probe_error));
         return;
     }
     if (static_cast<uint64_t>(granted) <= autotuned) {
-        if (says)
+        if (first_worker)
             spdlog::warn("large_send_buffer not used: the kernel grants {} bytes for it, no more "
                          "than autotuning's {} (raise net.core.wmem_max to use it)",
                          granted, autotuned);

@@ -66,11 +66,12 @@ NGINX_BROTLI = "/usr/lib/nginx/modules/ngx_http_brotli_filter_module.so"
 
 
 def config_and_tags(scenario):
-    """The portico template and the tags of a scenario, as run.sh's tags_of."""
+    """The portico template and the set of tags of a scenario, as run.sh's tags_of."""
     if scenario.startswith("compress-"):
-        return "compress", "compress,keepalive,cleartext" + (",brotli" if os.path.exists(NGINX_BROTLI) else "")
-    return scenario, {"static": "static,keepalive", "proxy": "proxy,keepalive",
-                      "proxy-noka": "proxy,nokeepalive"}[scenario] + ",cleartext"
+        return "compress", {"compress", "keepalive", "cleartext"} | (
+            {"brotli"} if os.path.exists(NGINX_BROTLI) else set())
+    return scenario, {"static": {"static", "keepalive"}, "proxy": {"proxy", "keepalive"},
+                      "proxy-noka": {"proxy", "nokeepalive"}}[scenario] | {"cleartext"}
 
 
 def server_cpu(pid):
@@ -163,25 +164,18 @@ def main():
         return subprocess.Popen(["taskset", "-c", CLIENT_CPU] + command, stdout=subprocess.PIPE, text=True)
 
     def completed(tool_run, slot):
-        """(responses, errors, the load tool's own utime+stime in seconds) of a finished load.
-        Errors: answers that are not 2xx/3xx and socket errors (wrk), failed requests and
-        non-2xx answers (ab); a round with errors compares unlike work (a quick 502 against
-        a served response), so it is marked."""
+        """(the load tool's figures, its own utime+stime in seconds) of a finished load:
+        bench.parse_wrk/parse_ab's requests, rps, non2xx3xx and socket_errors (ab: failed
+        requests). A round with errors compares unlike work (a quick 502 against a served
+        response), so it is marked."""
         output = tool_run.stdout.read()
         _, status, usage = os.wait4(tool_run.pid, 0)
         tool_run.returncode = os.waitstatus_to_exitcode(status)
-        pattern = r"(\d+) requests in" if tool == "wrk" else r"Complete requests:\s+(\d+)"
-        found = re.search(pattern, output)
-        if tool_run.returncode != 0 or not found or int(found.group(1)) == 0:
+        figures = bench.parse_wrk(output) if tool == "wrk" else bench.parse_ab(output)
+        if tool_run.returncode != 0 or figures["requests"] == 0:
             sys.exit(f"{tool} against {'AB'[slot]} ({o.servers[slot]}) exited {tool_run.returncode} with "
-                     f"{found.group(1) if found else 'no'} responses:\n{output}\n(logs: {run}/servers.log)")
-        if tool == "wrk":
-            errors = sum(int(n) for n in re.findall(r"Non-2xx or 3xx responses: (\d+)", output))
-            for socket_errors in re.findall(r"Socket errors: ([^\n]*)", output):
-                errors += sum(int(n) for n in re.findall(r"\d+", socket_errors))
-        else:
-            errors = sum(int(n) for n in re.findall(r"(?:Failed requests|Non-2xx responses):\s+(\d+)", output))
-        return int(found.group(1)), errors, usage.ru_utime + usage.ru_stime
+                     f"{figures['requests']} responses:\n{output}\n(logs: {run}/servers.log)")
+        return figures, usage.ru_utime + usage.ru_stime
 
     try:
         start(["node", os.path.join(ROOT, "deploy", "demo-app", "server.js")], {"PORT": str(APP_PORT)})
@@ -198,7 +192,7 @@ def main():
               f"A = {o.servers[0]}, B = {o.servers[1]}", flush=True)
         ratios, with_client, whole, rounds_with_errors, uneven_rounds = [], [], [], [], []
         for number in range(1, o.rounds + 1):
-            cost, client_cost, machine_cost, done, errors = ([None] * 2 for _ in range(5))
+            cost, client_cost, machine_cost, done, errors, rate = ([None] * 2 for _ in range(6))
             # Together: both loads at once. Apart: one at a time, A first in odd rounds.
             groups = [(0, 1)] if not o.apart else [(0,), (1,)] if number % 2 else [(1,), (0,)]
             for group in groups:
@@ -206,7 +200,9 @@ def main():
                 busy_before = machine_busy_seconds()
                 loads = {i: load(PORTS[i]) for i in group}
                 for i in group:
-                    done[i], errors[i], client = completed(loads[i], i)
+                    figures, client = completed(loads[i], i)
+                    done[i], rate[i] = figures["requests"], figures["rps"]
+                    errors[i] = figures["non2xx3xx"] + figures["socket_errors"]
                     client_cost[i] = client / done[i] * 1e6
                 busy = machine_busy_seconds() - busy_before
                 for i in group:
@@ -219,7 +215,7 @@ def main():
                 whole.append(machine_cost[0] / machine_cost[1])
             if any(errors):
                 rounds_with_errors.append(number)
-            if not o.apart and max(done) > 1.25 * min(done):
+            if not o.apart and max(rate) > 1.25 * min(rate):
                 uneven_rounds.append(number)
             print(f"round {number}: " + ", ".join(
                 f"{label} {sum(c):,.1f} µs/response ({c[0]:,.1f} user + {c[1]:,.1f} sys, {n} responses"
@@ -241,7 +237,7 @@ def main():
                   f"(logs: the servers' own, above)")
         if uneven_rounds:
             print(f"UNEVEN in rounds {', '.join(map(str, uneven_rounds))}: one server answered over "
-                  f"1.25x the other's responses. Where the shared app is the limit, it serves the "
+                  f"1.25x the other's responses per second. Where the shared app is the limit, it serves the "
                   f"server with more upstream connections more often, and a busier server does more "
                   f"per wakeup: the ratio then says as much about the share as about the servers "
                   f"(measure such a cell one server at a time: --apart, or run.sh)")

@@ -61,6 +61,7 @@ TEST_CASE("static: tcp_nopush sends a file's head with its first bytes, and unco
     Client client(portico.port());
     // The largest segment the client asked for, from lo's MTU.
     const uint32_t mss = client_socket_figure(client.fd(), "advmss:");
+    REQUIRE(mss > 0);
     if (mss < file.size() + 1024) {
         WARN("the client's MSS is " << mss << " bytes (lo's MTU 65536 gives 65,483): a response of "
                                     << file.size() << " bytes takes several segments either way");

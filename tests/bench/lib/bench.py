@@ -189,11 +189,12 @@ TAG = re.compile(r"\s*#@([a-z0-9-]+)\s*$")
 
 
 def render_template(src, dst, tags, values):
-    """Lines ending in `#@tag` are kept only when tag is in `tags` (a set, or
-    a comma-separated string: whole names, so "keepalive" is not in
-    "nokeepalive"; the marker is removed); @KEY@ is replaced by its value."""
+    """Lines ending in `#@tag` are kept only when tag is in the set `tags`
+    (the marker is removed); @KEY@ is replaced by its value. A string of
+    tags is refused: `in` would test substrings, and "keepalive" is in
+    "nokeepalive"."""
     if isinstance(tags, str):
-        tags = set(tags.split(","))
+        raise TypeError("render_template: tags must be a set of names, not a string")
     out = []
     with open(src) as f:
         for line in f:
