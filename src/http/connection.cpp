@@ -545,8 +545,10 @@ int ClientConnection::tls_poll_events(int events) {
     if (!tls_->established())
         return (tls_->read_wants() ? tls_->read_wants() : core::io_readable) | unsent;
     events |= unsent;
+    // Not readable meanwhile: the input stays unread (level-triggered epoll
+    // would report it again and again).
     if (tls_->read_wants() == core::io_writable && (events & core::io_readable))
-        events |= core::io_writable;
+        events = (events & ~core::io_readable) | core::io_writable;
     if (output_blocked_ && tls_->write_wants() == core::io_readable)
         events = (events & ~core::io_writable) | core::io_readable;
     // Not after a read that wanted more: what OpenSSL holds then is part of

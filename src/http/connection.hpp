@@ -141,6 +141,10 @@ private:
     bool keep_alive_after_response() const;
     void start_head(int status);
     void commit_head();
+    void answer_head_overflow();
+    // The response was ended (or replaced by a 502) or the connection closed:
+    // a handler's further output is dropped.
+    bool response_closed() const;
     // Queues `pieces` as one chunk of a chunked response; `last`: the
     // last-chunk after it.
     void queue_chunk(std::span<const std::string_view> pieces, bool last);

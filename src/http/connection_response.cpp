@@ -79,19 +79,37 @@ void ClientConnection::commit_head() {
     if (r_->location >= 0)
         for (const auto& [name, value] : location().headers) r_->head.header(name, value);
     r_->head.end();
-    if (r_->head.overflowed()) {
-        spdlog::error("response head for {} exceeds {} bytes; closing the connection",
-                      r_->parser.request().target, server_.buffers.block_size());
-        record_request(500);
-        close();
+    if (r_->head.overflowed()) [[unlikely]] {
+        answer_head_overflow();
         return;
     }
     r_->output.push_memory(r_->head.bytes());
 }
 
+// The handler's head does not fit in a head block (an upstream that sent
+// more header bytes than a block holds): the client gets a 502 with a body,
+// as over HTTP/2, not an empty reply, and the connection closes after it.
+// The handler hears that its client is gone, so it stops; what it still
+// sends finds the response ended and is dropped.
+void ClientConnection::answer_head_overflow() {
+    spdlog::error("response head for {} exceeds {} bytes; answering 502", r_->parser.request().target,
+                  server_.buffers.block_size());
+    ExchangeListener* listener = std::exchange(r_->listener, nullptr);
+    r_->head_committed = false;
+    r_->chunked_response = false;
+    close_after_response_ = true;
+    respond_text(502, status_text(502));
+    if (listener) listener->on_client_gone();
+}
+
+bool ClientConnection::response_closed() const {
+    return state_ == State::closed || r_->response_ended;
+}
+
 void ClientConnection::send_body(std::string_view bytes) {
     if (state_ == State::closed) return;
     if (!r_->head_committed) commit_head();
+    if (response_closed()) return;
     if (r_->parser.request().is_head() && state_ != State::tunnel) return;
     if (r_->chunked_response) [[unlikely]]
         queue_chunk({&bytes, 1}, false);
@@ -105,7 +123,7 @@ void ClientConnection::send_body(std::string_view bytes) {
 void ClientConnection::send_body_pieces(std::span<const std::string_view> pieces, bool last) {
     if (state_ == State::closed) return;
     if (!r_->head_committed) commit_head();
-    if (state_ == State::closed) return;
+    if (response_closed()) return;
     if (!r_->parser.request().is_head() || state_ == State::tunnel) {
         if (r_->chunked_response) {
             queue_chunk(pieces, last);
@@ -152,6 +170,7 @@ void ClientConnection::queue_chunk(std::span<const std::string_view> pieces, boo
 void ClientConnection::send_owned_body(std::string_view bytes, std::shared_ptr<const void> owner) {
     if (state_ == State::closed) return;
     if (!r_->head_committed) commit_head();
+    if (response_closed()) return;
     r_->body_owner = std::move(owner);
     // Queued like a file range: a whole body, written by end_response (and
     // over TLS with the close_notify when the connection closes after it).
@@ -161,7 +180,7 @@ void ClientConnection::send_owned_body(std::string_view bytes, std::shared_ptr<c
 void ClientConnection::send_file(int fd, off_t offset, uint64_t length,
                                  std::shared_ptr<const void> owner) {
     if (!r_->head_committed) commit_head();
-    if (state_ == State::closed || r_->parser.request().is_head()) return;
+    if (response_closed() || r_->parser.request().is_head()) return;
     if (!corked_ && !tls_ && location().tcp_nopush) set_cork(true);
     r_->output.push_file(fd, offset, length);
     r_->body_owner = std::move(owner);
@@ -175,6 +194,7 @@ void ClientConnection::hand_over_buffer(core::BufferPool& pool, char* block) {
 void ClientConnection::end_response() {
     if (state_ == State::closed) return;
     if (!r_->head_committed) commit_head();
+    if (response_closed()) return;
     if (r_->chunked_response) r_->output.push_memory(last_chunk);
     r_->response_ended = true;
     r_->listener = nullptr;

@@ -50,4 +50,13 @@ struct Request {
     void reset();
 };
 
+// A Host header (or :authority, or an absolute-form target's authority) as
+// RFC 9110 7.2 and RFC 3986 3.2.2 allow it: a reg-name, an IPv4 address or
+// a bracketed IPv6 literal, then an optional ":port". Empty is valid (a
+// target without an authority). A value that is not a host ("a b",
+// "evil.test/x?y", "../../etc") would reach the upstream as Host and
+// X-Forwarded-Host and a redirect's Location: the codecs answer 400, as
+// nginx does ("invalid host header"), which also refuses "..".
+bool is_valid_host(std::string_view host);
+
 }  // namespace portico::http

@@ -203,6 +203,11 @@ int RequestParser::on_headers_complete(llhttp_t* parser) {
     if (!request.authority.empty()) request.host = request.authority;
     if (request.version_minor == 1 && request.host.data() == nullptr)
         return self.fail(400, "HTTP/1.1 request without a Host header");
+    if (!is_valid_host(request.host)) return self.fail(400, "invalid Host header");
+    // RFC 9112 6.1: Transfer-Encoding in an HTTP/1.0 request means faulty
+    // framing (a 1.0 hop may not have understood it); 400 and close, as nginx.
+    if (request.version_minor == 0 && (parser->flags & F_TRANSFER_ENCODING) != 0)
+        return self.fail(400, "Transfer-Encoding in an HTTP/1.0 request");
     request.chunked = (parser->flags & F_CHUNKED) != 0;
     request.has_content_length = (parser->flags & F_CONTENT_LENGTH) != 0;
     request.content_length = request.has_content_length ? parser->content_length : 0;

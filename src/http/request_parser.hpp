@@ -1,4 +1,4 @@
-// llhttp, strict (no lenient flag is ever set), wrapped so the connection
+// llhttp, built strict (LLHTTP_STRICT_MODE, no lenient flag ever set), wrapped so the connection
 // drives it in steps: it pauses after the head (so the handler starts outside
 // any parser callback, and can then stream the body) and after each message
 // (so pipelined requests are answered one at a time, in order).

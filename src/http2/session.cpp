@@ -87,6 +87,7 @@ Session::Session(http::ServerContext& server, Transport& transport)
         nghttp2_session_callbacks* c = made.callbacks;
         nghttp2_session_callbacks_set_send_callback(c, on_send);
         nghttp2_session_callbacks_set_send_data_callback(c, on_send_data);
+        nghttp2_session_callbacks_set_on_begin_frame_callback(c, on_begin_frame);
         nghttp2_session_callbacks_set_on_begin_headers_callback(c, on_begin_headers);
         nghttp2_session_callbacks_set_on_header_callback(c, on_header);
         nghttp2_session_callbacks_set_on_frame_recv_callback(c, on_frame_received);
@@ -149,6 +150,7 @@ void Session::terminate(uint32_t code, const char* why) {
     spdlog::info("HTTP/2 client {} {}: GOAWAY and close",
                  http::format_ip(transport_.peer(), ip, sizeof ip), why);
     nghttp2_session_terminate_session(session_, code);
+    terminated_ = true;
 }
 
 StreamBuffers Session::take_buffers() {
@@ -169,7 +171,7 @@ void Session::keep_buffers(StreamBuffers&& buffers) {
 // ---- input ---------------------------------------------------------------------
 
 void Session::receive(const char* bytes, size_t size) {
-    if (ended_) return;
+    if (ended_ || terminated_) return;
     release_finished_streams();
     receiving_ = true;
     ssize_t used = nghttp2_session_mem_recv(session_, reinterpret_cast<const uint8_t*>(bytes), size);
@@ -207,6 +209,22 @@ bool Session::reset_flood() {
     return false;
 }
 
+// Each stream is charged once, whichever side reset it: a client that
+// makes the server reset its streams (a content-length its DATA breaks,
+// CVE-2025-8671 "MadeYouReset") costs us the same as one that resets them.
+bool Session::charge_reset(Stream* stream) {
+    if (stream && !stream->take_reset_charge()) return false;
+    return reset_flood();
+}
+
+void Session::remember_reset(int32_t stream_id) {
+    recently_reset_[recently_reset_next_++ % recently_reset_.size()] = stream_id;
+}
+
+bool Session::recently_reset(int32_t stream_id) const {
+    return std::find(recently_reset_.begin(), recently_reset_.end(), stream_id) != recently_reset_.end();
+}
+
 bool Session::control_frame_flood() {
     uint64_t now = uv_now(server_.loop);
     if (now - control_window_start_ms_ >= 1000) {
@@ -216,9 +234,35 @@ bool Session::control_frame_flood() {
     return ++control_frames_ > max_control_frames_per_second;
 }
 
+// RFC 9113 5.1.1: a client's new stream id is above every one it used
+// before, and a closed stream takes no more HEADERS or DATA. nghttp2
+// ignores a HEADERS whose id went back and DATA on a stream it forgot;
+// we end the connection (PROTOCOL_ERROR, as nginx), except for frames that
+// were in flight when we reset the stream (RFC 9113 5.1, "closed").
+int Session::on_begin_frame(nghttp2_session*, const nghttp2_frame_hd* hd, void* self) {
+    auto& session = *static_cast<Session*>(self);
+    if (hd->type != NGHTTP2_HEADERS && hd->type != NGHTTP2_DATA) return 0;
+    int32_t id = hd->stream_id;
+    if (id <= 0 || id % 2 == 0) return 0;  // nghttp2's own checks refuse these
+    if (id > session.highest_client_stream_) {
+        if (hd->type == NGHTTP2_HEADERS) session.highest_client_stream_ = id;
+        return 0;  // a new stream, or DATA on an idle one (nghttp2 refuses it)
+    }
+    nghttp2_stream* known = nghttp2_session_find_stream(session.session_, id);
+    if (known && nghttp2_stream_get_state(known) != NGHTTP2_STREAM_STATE_CLOSED) return 0;
+    if (session.recently_reset(id)) return 0;
+    session.terminate(NGHTTP2_PROTOCOL_ERROR, hd->type == NGHTTP2_HEADERS
+                                                  ? "sent HEADERS on a closed or lower stream id"
+                                                  : "sent DATA on a closed stream");
+    return NGHTTP2_ERR_CALLBACK_FAILURE;
+}
+
 int Session::on_begin_headers(nghttp2_session*, const nghttp2_frame* frame, void* self) {
     auto& session = *static_cast<Session*>(self);
     if (frame->hd.type != NGHTTP2_HEADERS || frame->headers.cat != NGHTTP2_HCAT_REQUEST) return 0;
+    // Past the reset budget no new stream starts a handler, even from the
+    // input already in hand.
+    if (session.terminated_) return NGHTTP2_ERR_CALLBACK_FAILURE;
     if (session.open_streams_ >= session.server_.config.http2.max_concurrent_streams) {
         // RFC 9113 5.1.2: REFUSED_STREAM, the client may retry it. No stream
         // of ours: its fields and DATA are dropped. A refusal costs us like
@@ -273,7 +317,7 @@ int Session::on_frame_received(nghttp2_session*, const nghttp2_frame* frame, voi
         break;
     case NGHTTP2_RST_STREAM:
         session.server_.counters.http2_stream_reset(metrics::ResetSide::client);
-        if (session.reset_flood()) {
+        if (session.charge_reset(session.stream(frame->hd.stream_id))) {
             session.terminate(NGHTTP2_ENHANCE_YOUR_CALM, "reset streams faster than allowed (rapid reset)");
             return NGHTTP2_ERR_CALLBACK_FAILURE;
         }
@@ -307,6 +351,13 @@ int Session::on_data_chunk(nghttp2_session*, uint8_t, int32_t stream_id, const u
 int Session::on_stream_closed(nghttp2_session*, int32_t stream_id, uint32_t error_code, void* self) {
     auto& session = *static_cast<Session*>(self);
     if (Stream* stream = session.stream(stream_id)) {
+        // A reset after the handler started (an upstream request, perhaps)
+        // is charged to the client whoever sent it; a client's own
+        // RST_STREAM was charged when it came.
+        if (error_code != NGHTTP2_NO_ERROR && stream->handler_started() && session.charge_reset(stream) &&
+            !session.terminated_)
+            session.terminate(NGHTTP2_ENHANCE_YOUR_CALM,
+                              "had streams reset faster than allowed (rapid reset, its own or provoked)");
         --session.open_streams_;
         nghttp2_session_set_stream_user_data(session.session_, stream_id, nullptr);
         stream->on_closed(error_code);
@@ -377,6 +428,7 @@ int Session::on_frame_sent(nghttp2_session*, const nghttp2_frame* frame, void* s
         break;
     case NGHTTP2_RST_STREAM:
         session.server_.counters.http2_stream_reset(metrics::ResetSide::server);
+        session.remember_reset(frame->hd.stream_id);
         break;
     case NGHTTP2_HEADERS:
     case NGHTTP2_DATA:

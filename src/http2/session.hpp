@@ -22,6 +22,7 @@
 
 #include <nghttp2/nghttp2.h>
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string_view>
@@ -112,6 +113,7 @@ private:
     static ssize_t on_send(nghttp2_session*, const uint8_t* data, size_t length, int flags, void* self);
     static int on_send_data(nghttp2_session*, nghttp2_frame* frame, const uint8_t* frame_header,
                             size_t length, nghttp2_data_source* source, void* self);
+    static int on_begin_frame(nghttp2_session*, const nghttp2_frame_hd* hd, void* self);
     static int on_begin_headers(nghttp2_session*, const nghttp2_frame* frame, void* self);
     static int on_header(nghttp2_session*, const nghttp2_frame* frame, const uint8_t* name,
                          size_t name_length, const uint8_t* value, size_t value_length,
@@ -129,6 +131,11 @@ private:
     bool control_frame_flood();
     // A client that resets streams faster than the rapid-reset limit allows.
     bool reset_flood();
+    // reset_flood() for a stream that ends in a reset, once per stream.
+    bool charge_reset(Stream* stream);
+    // Streams we reset lately: frames the client sent before it knew are no fault.
+    void remember_reset(int32_t stream_id);
+    bool recently_reset(int32_t stream_id) const;
     // Ends the session for a protocol error or abuse: GOAWAY with `code`, then the close.
     void terminate(uint32_t code, const char* why);
     void tell_drained_streams();
@@ -159,6 +166,10 @@ private:
     double reset_tokens_ = 0;  // a token bucket, refilled with loop time
     uint64_t reset_refill_ms_ = 0;
     uint32_t control_frames_ = 0;
+    bool terminated_ = false;  // GOAWAY for an error queued: no more input is taken
+    int32_t highest_client_stream_ = 0;
+    std::array<int32_t, 32> recently_reset_{};
+    size_t recently_reset_next_ = 0;
     // When the timer last saw output move: a client that reads nothing (or
     // keeps every window shut) for send_timeout is closed.
     uint64_t written_at_timer_ = 0;

@@ -151,6 +151,10 @@ void Stream::on_head_complete(bool end_stream) {
         request_.chunked = true;
     }
     http::ServerContext& server = session_.server();
+    if (!http::is_valid_host(request_.host)) {
+        respond_text(400, http::status_text(400));
+        return;
+    }
     if (request_.content_length > server.config.server.max_body_bytes) {
         respond_text(413, http::status_text(413));
         return;

@@ -96,6 +96,9 @@ public:
     bool has_pending_body() const { return !body_.empty(); }
     // A response ended before the request body did: the client can stop sending.
     bool request_body_unfinished() const { return !body_complete_; }
+    bool handler_started() const { return handler_started_; }
+    // True the first time: the session charges each reset stream once.
+    bool take_reset_charge() { return !std::exchange(reset_charged_, true); }
 
     // ---- http::Exchange ----
     const http::Request& request() const override { return request_; }
@@ -156,6 +159,7 @@ private:
 
     int location_ = -1;
     bool handler_started_ = false;
+    bool reset_charged_ = false;
     http::ExchangeListener* listener_ = nullptr;
 
     // Response

@@ -61,6 +61,7 @@ void ProxyExchange::start() {
     const http::Request& request = exchange_->request();
     websocket_ = is_websocket_request(request, exchange_->location());
     chunked_request_ = request.chunked;
+    request_complete_ = !request.has_body();
     exchange_->set_listener(this);
     attempt();
 }
@@ -159,7 +160,6 @@ void ProxyExchange::on_connected() {
     connect_ns_ = reused_ ? 0 : request_sent_ns_ - connect_started_ns_;
     if (!reused_) counters.upstream_connected(upstream_.index(), server_->index, connect_ns_);
     counters.upstream_request_sent(upstream_.index(), server_->index, reused_);
-    connection_->arm_timer(ms(upstream_.config().read_timeout));
     write_upstream();
 }
 
@@ -184,6 +184,20 @@ void ProxyExchange::on_request_complete() {
     request_complete_ = true;
     if (chunked_request_ && phase_ != Phase::done && phase_ != Phase::tunnel)
         send_request_body({&http::last_chunk, 1});  // the client is done: no need to hold it
+    if (phase_ == Phase::exchanging && to_upstream_.empty() && body_in_flight_.empty())
+        arm_response_timer();
+}
+
+// nginx's proxy_read_timeout: the wait for the response starts once the
+// whole request is sent. Before that the client's body is still arriving,
+// its gaps are body_timeout's (the client connection's), and a write the
+// upstream does not take is send_timeout's: a slow upload must not get a
+// 504 from read_timeout. A tunnel's read_timeout is its idle time.
+void ProxyExchange::arm_response_timer() {
+    if (request_complete_ || phase_ == Phase::tunnel)
+        connection_->arm_timer(ms(upstream_.config().read_timeout));
+    else
+        connection_->stop_timer();
 }
 
 bool ProxyExchange::send_request_body(std::span<const std::string_view> framed) {
@@ -249,7 +263,7 @@ void ProxyExchange::write_upstream() {
     }
     body_in_flight_.clear();
     in_flight_queued_ = false;
-    connection_->arm_timer(ms(upstream_.config().read_timeout));
+    arm_response_timer();
     update_watch();
     if (client_held_ && exchange_) {
         client_held_ = false;
@@ -309,7 +323,7 @@ bool ProxyExchange::read_upstream() {
     }
     response_byte_seen_ = true;
     input_filled_ += static_cast<size_t>(received);
-    connection_->arm_timer(ms(upstream_.config().read_timeout));
+    arm_response_timer();
     if (phase_ == Phase::tunnel) {
         size_t from = input_parsed_;
         input_parsed_ = input_filled_;

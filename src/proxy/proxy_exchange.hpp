@@ -59,6 +59,7 @@ private:
     // socket takes them; false when the client must wait.
     bool send_request_body(std::span<const std::string_view> framed);
     void write_upstream();
+    void arm_response_timer();
     // One read and what it brought passed on; true when the read filled
     // the block (more may be queued on the socket).
     bool read_upstream();

@@ -146,6 +146,15 @@ TlsStream::Step TlsStream::handshake() {
 
 ssize_t TlsStream::read(char* buffer, size_t size) {
     read_wants_ = 0;
+    // Reading can write (a KeyUpdate's answer, an alert), and a client that
+    // never reads would have those answers kept for it without end (a
+    // KeyUpdate flood): past this much unsent, reading waits for the socket
+    // to take it, as nginx's SSL_read does on WANT_WRITE.
+    if (unsent_.size() > max_unsent_while_reading) {
+        read_wants_ = core::io_writable;
+        errno = EAGAIN;
+        return -1;
+    }
     size_t got = 0;
     int result = SSL_read_ex(ssl_, buffer, size, &got);
     // Reading can write: an alert, a key update's answer.

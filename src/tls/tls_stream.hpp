@@ -54,6 +54,10 @@ private:
 
 class TlsStream {
 public:
+    // Unsent ciphertext beyond which read() waits for writability: twice
+    // what one flush of a response can leave (ServerContext::tls_staging_size).
+    static constexpr size_t max_unsent_while_reading = 128 * 1024;
+
     // Takes ownership of `ssl`, made by ServerTls::new_session for `fd`.
     TlsStream(SSL* ssl, int fd, WriteGather& gather);
     ~TlsStream() { SSL_free(ssl_); }

@@ -15,6 +15,7 @@
 #include <cstring>
 #include <ctime>
 #include <map>
+#include <span>
 
 #include <spdlog/spdlog.h>
 #include <uv.h>
@@ -162,7 +163,8 @@ bool Master::spawn(unsigned slot) {
             if (socket.slot == slot) mine.push_back({socket.fd.release(), socket.tls});
             else ::close(socket.fd.release());
         }
-        ::close(metrics_.fd());
+        // None of the metrics sockets: a client the master closes must see the close.
+        metrics_ = metrics::AdminEndpoint();
         _exit(run_worker(*config_, tls_.get(), slot, mine, *counters_, lease.slot, master,
                          ready_write_.get(), handled_signals()));
     }
@@ -209,19 +211,24 @@ int Master::run() {
     ready_pending_ = true;
 
     metrics::AdminContext admin{*counters_, snapshots_, [this] { return workers_accepting(); }};
+    std::vector<pollfd> pfds;
     while (!done_) {
-        // poll(2) skips the metrics entry while its fd is -1 (no [metrics]).
-        struct pollfd pfds[3] = {{signal_fd_.get(), POLLIN, 0},
-                                 {ready_read_.get(), POLLIN, 0},
-                                 {metrics_.fd(), POLLIN, 0}};
-        int ready = ::poll(pfds, 3, poll_timeout_ms());
+        // poll(2) skips an entry whose fd is -1 (no [metrics], or its
+        // listener while its connections are at their limit).
+        pfds.assign({{signal_fd_.get(), POLLIN, 0}, {ready_read_.get(), POLLIN, 0}});
+        metrics_.add_poll_fds(pfds);
+        int timeout = poll_timeout_ms();
+        int64_t metrics_deadline = metrics_.next_deadline_ms(monotonic_ms());
+        if (metrics_deadline >= 0 && (timeout < 0 || metrics_deadline < timeout))
+            timeout = static_cast<int>(metrics_deadline);
+        int ready = ::poll(pfds.data(), pfds.size(), timeout);
         if (ready < 0 && errno != EINTR) {
             spdlog::critical("poll: {}", std::strerror(errno));
             return 1;
         }
         if (ready > 0 && (pfds[1].revents & POLLIN)) read_ready_reports();
-        if (ready > 0 && metrics_.fd() >= 0 && (pfds[2].revents & POLLIN))
-            metrics_.serve_pending(admin);
+        // Also after a timeout: it closes the metrics clients past their deadline.
+        if (ready >= 0) metrics_.on_poll(std::span(pfds).subspan(2), admin, monotonic_ms());
         struct signalfd_siginfo info;
         while (::read(signal_fd_.get(), &info, sizeof info) == sizeof info)
             handle_signal(static_cast<int>(info.ssi_signo));
