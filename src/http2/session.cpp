@@ -174,7 +174,15 @@ void Session::receive(const char* bytes, size_t size) {
     if (ended_ || terminated_) return;
     release_finished_streams();
     receiving_ = true;
-    ssize_t used = nghttp2_session_mem_recv(session_, reinterpret_cast<const uint8_t*>(bytes), size);
+    ssize_t used = 0;
+    // nghttp2 takes the input up to each DATA frame's header, which is
+    // checked against the streams as they are then (data_on_closed_stream).
+    for (size_t from = 0; from < size && used >= 0 && !terminated_;) {
+        FrameScanner::Scan scan = scanner_.next(bytes, from, size, NGHTTP2_DATA);
+        if (scan.found && data_on_closed_stream(scan.header.stream_id)) break;
+        used = nghttp2_session_mem_recv(session_, reinterpret_cast<const uint8_t*>(bytes + from), scan.end - from);
+        from = scan.end;
+    }
     receiving_ = false;
     if (used < 0) {
         spdlog::debug("HTTP/2 input refused: {}", nghttp2_strerror(static_cast<int>(used)));
@@ -235,26 +243,37 @@ bool Session::control_frame_flood() {
 }
 
 // RFC 9113 5.1.1: a client's new stream id is above every one it used
-// before, and a closed stream takes no more HEADERS or DATA. nghttp2
-// ignores a HEADERS whose id went back and DATA on a stream it forgot;
-// we end the connection (PROTOCOL_ERROR, as nginx), except for frames that
-// were in flight when we reset the stream (RFC 9113 5.1, "closed").
+// before (else PROTOCOL_ERROR, as nginx answers), and a closed stream takes
+// no more DATA (5.1, STREAM_CLOSED: data_on_closed_stream). nghttp2 ignores
+// both once it has forgotten the stream; we end the connection, except for
+// frames that were in flight when we reset the stream (5.1, "closed").
 int Session::on_begin_frame(nghttp2_session*, const nghttp2_frame_hd* hd, void* self) {
     auto& session = *static_cast<Session*>(self);
-    if (hd->type != NGHTTP2_HEADERS && hd->type != NGHTTP2_DATA) return 0;
+    if (hd->type != NGHTTP2_HEADERS) return 0;
     int32_t id = hd->stream_id;
-    if (id <= 0 || id % 2 == 0) return 0;  // nghttp2's own checks refuse these
-    if (id > session.highest_client_stream_) {
-        if (hd->type == NGHTTP2_HEADERS) session.highest_client_stream_ = id;
-        return 0;  // a new stream, or DATA on an idle one (nghttp2 refuses it)
+    if (id > session.highest_client_stream_ && id % 2 == 1) {
+        session.highest_client_stream_ = id;
+        return 0;  // a new stream
     }
-    nghttp2_stream* known = nghttp2_session_find_stream(session.session_, id);
-    if (known && nghttp2_stream_get_state(known) != NGHTTP2_STREAM_STATE_CLOSED) return 0;
-    if (session.recently_reset(id)) return 0;
-    session.terminate(NGHTTP2_PROTOCOL_ERROR, hd->type == NGHTTP2_HEADERS
-                                                  ? "sent HEADERS on a closed or lower stream id"
-                                                  : "sent DATA on a closed stream");
+    if (!session.closed_stream(id)) return 0;
+    session.terminate(NGHTTP2_PROTOCOL_ERROR, "sent HEADERS on a closed or lower stream id");
     return NGHTTP2_ERR_CALLBACK_FAILURE;
+}
+
+// A stream id the client used before, closed now, and not one we reset
+// lately (frames in flight then are no fault).
+bool Session::closed_stream(int32_t id) const {
+    if (id <= 0 || id % 2 == 0 || id > highest_client_stream_) return false;
+    nghttp2_stream* known = nghttp2_session_find_stream(session_, id);
+    if (known && nghttp2_stream_get_state(known) != NGHTTP2_STREAM_STATE_CLOSED) return false;
+    return !recently_reset(id);
+}
+
+// nghttp2 drops DATA on a stream it has forgotten without telling us.
+bool Session::data_on_closed_stream(int32_t id) {
+    if (!closed_stream(id)) return false;
+    terminate(NGHTTP2_STREAM_CLOSED, "sent DATA on a closed stream");
+    return true;
 }
 
 int Session::on_begin_headers(nghttp2_session*, const nghttp2_frame* frame, void* self) {

@@ -31,6 +31,7 @@
 #include "http/output_queue.hpp"
 #include "http/peer_address.hpp"
 #include "http/server_context.hpp"
+#include "http2/frame_scanner.hpp"
 #include "http2/stream.hpp"
 
 namespace portico::http2 {
@@ -136,6 +137,8 @@ private:
     // Streams we reset lately: frames the client sent before it knew are no fault.
     void remember_reset(int32_t stream_id);
     bool recently_reset(int32_t stream_id) const;
+    bool closed_stream(int32_t id) const;
+    bool data_on_closed_stream(int32_t id);
     // Ends the session for a protocol error or abuse: GOAWAY with `code`, then the close.
     void terminate(uint32_t code, const char* why);
     void tell_drained_streams();
@@ -168,6 +171,7 @@ private:
     uint32_t control_frames_ = 0;
     bool terminated_ = false;  // GOAWAY for an error queued: no more input is taken
     int32_t highest_client_stream_ = 0;
+    FrameScanner scanner_;
     std::array<int32_t, 32> recently_reset_{};
     size_t recently_reset_next_ = 0;
     // When the timer last saw output move: a client that reads nothing (or

@@ -135,6 +135,12 @@ bool apply_policy(SSL_CTX* context, const config::TlsConfig& tls, bool offer_h2,
     // again for every record; an idle connection gives both buffers back
     // instead, see TlsStream::release_buffers.)
     SSL_CTX_set_mode(context, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+    // With AUTO_RETRY (OpenSSL's default) one SSL_read goes on reading the
+    // socket through every non-data record, a KeyUpdate flood included,
+    // gathering an answer to each. Without it a call stops when its
+    // read-ahead buffer is used up (WANT_READ; epoll reports the rest), so
+    // TlsStream::read's bound on unsent answers holds.
+    SSL_CTX_clear_mode(context, SSL_MODE_AUTO_RETRY);
     // TLS 1.3 suites, ours first since the server's order wins: AES-128-GCM
     // is as safe for this use and about a third cheaper per byte than
     // AES-256 (OpenSSL's own first choice).

@@ -149,7 +149,9 @@ ssize_t TlsStream::read(char* buffer, size_t size) {
     // Reading can write (a KeyUpdate's answer, an alert), and a client that
     // never reads would have those answers kept for it without end (a
     // KeyUpdate flood): past this much unsent, reading waits for the socket
-    // to take it, as nginx's SSL_read does on WANT_WRITE.
+    // to take it, as nginx's SSL_read does on WANT_WRITE. (One call answers
+    // at most a read-ahead buffer's worth: see SSL_MODE_AUTO_RETRY in
+    // server_tls.cpp.)
     if (unsent_.size() > max_unsent_while_reading) {
         read_wants_ = core::io_writable;
         errno = EAGAIN;
@@ -157,7 +159,6 @@ ssize_t TlsStream::read(char* buffer, size_t size) {
     }
     size_t got = 0;
     int result = SSL_read_ex(ssl_, buffer, size, &got);
-    // Reading can write: an alert, a key update's answer.
     if (!gathered_.empty() && send_gathered() == Step::failed) {
         errno = ECONNRESET;
         return -1;

@@ -84,6 +84,25 @@ TEST_CASE("bad requests get their status and harm nobody else", "[bad-input]") {
         {"path climbing above the root", "GET /../etc/passwd HTTP/1.1\r\nHost: t\r\n\r\n", 400, false},
         {"encoded dot segments climbing", "GET /%2e%2e/%2e%2e/etc HTTP/1.1\r\nHost: t\r\n\r\n", 400, false},
         {"target that is not a path", "GET abc HTTP/1.1\r\nHost: t\r\n\r\n", 400, true},
+        // llhttp built strict (LLHTTP_STRICT_MODE): loose, these were served.
+        {"a chunk followed by two bytes other than CRLF",
+         "POST / HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhelloXX0\r\n\r\n", 400, true},
+        {"a space inside a header name", "GET / HTTP/1.1\r\nHost: t\r\nX A: 1\r\n\r\n", 400, true},
+        {"an '@' in a header name", "GET / HTTP/1.1\r\nHost: t\r\nX@A: 1\r\n\r\n", 400, true},
+        {"a quote in a header name", "GET / HTTP/1.1\r\nHost: t\r\nX\"A: 1\r\n\r\n", 400, true},
+        // RFC 9112 6.1: the framing of an HTTP/1.0 request with
+        // Transfer-Encoding is faulty; the pipelined request after it must
+        // not be answered.
+        {"HTTP/1.0 with Transfer-Encoding, keep-alive and a pipelined request",
+         "POST / HTTP/1.0\r\nConnection: keep-alive\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"
+         "GET / HTTP/1.1\r\nHost: t\r\n\r\n",
+         400, true},
+        // RFC 9112 3.2 / RFC 3986 3.2.2: a Host that is not a host.
+        {"Host with a space", "GET / HTTP/1.1\r\nHost: a b\r\n\r\n", 400, true},
+        {"Host with a path and a query", "GET / HTTP/1.1\r\nHost: evil.test/x?y\r\n\r\n", 400, true},
+        {"Host climbing like a path", "GET / HTTP/1.1\r\nHost: ../../etc\r\n\r\n", 400, true},
+        {"Host with a bad port", "GET / HTTP/1.1\r\nHost: a.test:80x\r\n\r\n", 400, true},
+        {"absolute-form target with a bad authority", "GET http://a b/ HTTP/1.1\r\nHost: t\r\n\r\n", 400, true},
     };
     Portico portico(bad_input_config);
     for (const BadInput& input : inputs) {
@@ -104,6 +123,20 @@ TEST_CASE("bad requests get their status and harm nobody else", "[bad-input]") {
             }
             expect_next_client_served(portico.port());
         }
+    }
+}
+
+TEST_CASE("valid Host values are served: names, ports, IPv4, bracketed IPv6, percent-encoding",
+          "[bad-input]") {
+    Portico portico(bad_input_config);
+    for (const char* host : {"t", "a.test:8080", "127.0.0.1:80", "[::1]:8080", "[::1]", "xn--bcher-kva.test",
+                             "a%41.test", "under_score.test"}) {
+        INFO("Host: " << host);
+        Client client(portico.port());
+        client.send(std::string("GET / HTTP/1.1\r\nHost: ") + host + "\r\n\r\n");
+        auto response = client.read_response();
+        REQUIRE(response);
+        CHECK(response->status == 200);
     }
 }
 

@@ -781,3 +781,103 @@ TEST_CASE("http2 bad input: keepalive_requests ends a connection with GOAWAY aft
     REQUIRE(next.wait_stream(id));
     CHECK(next.result(id).body == small_file);
 }
+
+// RFC 9113 5.1.1 and 5.1: stream ids only go up, and a closed stream takes
+// no more DATA. nghttp2 ignores both once it forgot the stream; portico
+// ends the connection, as nginx does for HEADERS. Frames that were in
+// flight when the server reset a stream are no fault.
+TEST_CASE("http2 bad input: stream ids that go back or are reused, and DATA on a closed stream, end "
+          "the connection",
+          "[http2][bad]") {
+    Target target;
+    const std::string get_block = literal_block(get_fields());
+    auto served = [&](h2::Client& client, uint32_t id) {
+        client.send_headers_block(id, get_block, h2::FLAG_END_HEADERS | h2::FLAG_END_STREAM);
+        REQUIRE(client.wait_stream(id));
+        REQUIRE(client.result(id).body == small_file);
+        // The stream is closed on both sides and forgotten by nghttp2.
+        client.pump_for(50ms);
+    };
+    SECTION("HEADERS on a stream id used before") {
+        h2::Client client(target.port());
+        served(client, 1);
+        client.send_headers_block(1, get_block, h2::FLAG_END_HEADERS | h2::FLAG_END_STREAM);
+        expect_goaway_and_close(client, h2::PROTOCOL_ERROR);
+    }
+    SECTION("HEADERS on a lower stream id never used") {
+        h2::Client client(target.port());
+        served(client, 5);
+        client.send_headers_block(3, get_block, h2::FLAG_END_HEADERS | h2::FLAG_END_STREAM);
+        expect_goaway_and_close(client, h2::PROTOCOL_ERROR);
+    }
+    SECTION("DATA on a stream the client ended") {
+        h2::Client client(target.port());
+        served(client, 1);
+        client.send_raw(h2::data_frame(1, "late", true));
+        expect_goaway_and_close(client, h2::STREAM_CLOSED);
+    }
+    SECTION("DATA in flight on a stream the server answered and reset is ignored") {
+        h2::Client client(target.port());
+        // A body announced past max_body_bytes is answered (413) before it
+        // comes: the server resets the stream (NO_ERROR), and the client's
+        // DATA that crossed it is dropped.
+        uint32_t id = client.next_stream_id();
+        Fields post = {{":method", "POST"}, {":scheme", "http"}, {":authority", "a.test"},
+                       {":path", "/app/upload"}, {"content-length", "100000000000"}};
+        client.send_headers_block(id, literal_block(post), h2::FLAG_END_HEADERS);
+        REQUIRE(client.wait_stream(id));
+        CHECK(client.result(id).status == 413);
+        client.pump_for(50ms);
+        client.send_raw(h2::data_frame(id, "too late", true));
+        uint32_t next = client.get("/small.txt");
+        REQUIRE(client.wait_stream(next));
+        CHECK(client.result(next).body == small_file);
+        CHECK_FALSE(client.goaway());
+    }
+    target.expect_still_serving();
+}
+
+// The resets a client provokes count like the ones it sends (CVE-2025-8671,
+// "MadeYouReset"): a content-length that its DATA breaks makes the server
+// reset a stream whose upstream request has started. Unbounded, 2,250
+// upstream requests went out in 5 s without a GOAWAY.
+TEST_CASE("http2 bad input: streams the server resets after their handler started count against the "
+          "rapid-reset budget",
+          "[http2][bad]") {
+    Target target;
+    h2::Client client(target.port());
+    settle(client);
+    auto started = Clock::now();
+    int sent = 0;
+    for (int burst = 0; burst < 40 && !client.closed(); ++burst) {
+        std::string bytes;
+        for (int i = 0; i < 50; ++i) {
+            uint32_t id = client.next_stream_id();
+            client.set_next_stream_id(id + 2);
+            Fields fields = {{":method", "POST"}, {":scheme", "http"}, {":authority", "a.test"},
+                             {":path", "/app/upload"}, {"content-length", "1"}};
+            bytes += h2::frame(h2::HEADERS, h2::FLAG_END_HEADERS, id, literal_block(fields));
+            bytes += h2::data_frame(id, "xx", true);
+        }
+        if (!client.send_raw(bytes)) break;
+        sent += 50;
+        client.pump_for(5ms);
+        if (client.goaway()) break;
+    }
+    auto goaway = client.goaway() ? client.goaway() : client.wait_for_type(h2::GOAWAY, 5s);
+    double seconds = static_cast<double>(ms_since(started)) / 1000.0;
+    INFO("sent " << sent << " streams in " << seconds << " s");
+    REQUIRE(goaway);
+    CHECK(goaway->error_code() == h2::ENHANCE_YOUR_CALM);
+    CHECK(client.wait_closed(5s));
+    // The burst (200), what refilled meanwhile (50/s), and the streams one
+    // read of the server's had already started.
+    std::this_thread::sleep_for(200ms);
+    double bound = 200 + 50 * seconds + 150;
+    // Each started stream opened an upstream connection (none is pooled:
+    // each was closed with its stream).
+    size_t started_upstream = target.upstream().connections_accepted();
+    INFO("upstream connections: " << started_upstream << ", bound " << bound);
+    CHECK(static_cast<double>(started_upstream) < bound);
+    target.expect_still_serving();
+}

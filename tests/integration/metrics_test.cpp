@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <algorithm>
+#include <atomic>
+#include <memory>
 #include <fstream>
 #include <thread>
 
@@ -165,6 +167,57 @@ TEST_CASE("/healthz answers 200 while workers accept, and unknown paths 404", "[
     auto missing = fetch(port, "/nothing");
     REQUIRE(missing);
     CHECK(missing->status == 404);
+}
+
+// The master serves the metrics listener beside its signals and worker
+// restarts: a client that drips its request, or a crowd that sends
+// nothing, must not hold it up. With blocking reads (1 s per recv) 20 idle
+// connections delayed /healthz by 20 s, and a killed worker's restart by
+// as long.
+TEST_CASE("slow and idle metrics clients never hold up the master: /healthz and worker restarts",
+          "[metrics][bad-input]") {
+    MeteredSite site;
+    Portico portico(site.config());
+    uint16_t port = metrics_port(portico);
+    REQUIRE(portico.wait_for_log("worker 1 started"));
+    std::vector<std::unique_ptr<Client>> idle;
+    for (int i = 0; i < 20; ++i) idle.push_back(std::make_unique<Client>(port));
+    Client dripping(port);
+    std::atomic<bool> stop{false};
+    std::thread drip([&] {
+        const std::string request = "GET /healthz HTTP/1.1\r\nHost: m\r\n";
+        for (size_t i = 0; i < request.size() && !stop; ++i) {
+            dripping.send(request.substr(i, 1));
+            std::this_thread::sleep_for(100ms);
+        }
+    });
+    std::this_thread::sleep_for(300ms);  // the master has seen them all
+
+    auto start = std::chrono::steady_clock::now();
+    auto health = fetch(port, "/healthz");
+    REQUIRE(health);
+    CHECK(health->status == 200);
+    CHECK(ms_since(start) < 500);
+
+    std::vector<pid_t> before = portico.worker_pids();
+    REQUIRE(before.size() == 2);
+    start = std::chrono::steady_clock::now();
+    ::kill(before[0], SIGKILL);
+    REQUIRE(portico.wait_for_log("started worker", 3, 3s));
+    CHECK(ms_since(start) < 1500);
+    auto response = fetch(portico.port(), "/fixed");
+    REQUIRE(response);
+    CHECK(response->status == 201);
+
+    // A request must arrive whole within the deadline (5 s): the idle crowd
+    // and the dripping client are closed by then.
+    CHECK(idle.front()->closed_by_server(7s));
+    CHECK(dripping.closed_by_server(3s));
+    stop = true;
+    drip.join();
+    health = fetch(port, "/healthz");
+    REQUIRE(health);
+    CHECK(health->status == 200);
 }
 
 TEST_CASE("/metrics passes promtool check metrics", "[metrics][promtool]") {

@@ -3,6 +3,8 @@
 // (never complete-looking) response when the upstream dies mid-body.
 #include <catch2/catch.hpp>
 
+#include <thread>
+
 #include "proxy_support.hpp"
 #include "upstream_server.hpp"
 
@@ -94,6 +96,69 @@ TEST_CASE("an upstream silent past read_timeout is a 504", "[proxy]") {
     // That connection is closed, never pooled.
     CHECK(
         UpstreamServer::wait_until([&] { return upstream.connections_closed_by_peer() == 1; }, 2s));
+}
+
+// nginx's proxy_read_timeout: the wait for the response starts once the
+// request is sent in full. A slow upload's gaps are body_timeout's; with
+// read_timeout running meanwhile any upload longer than it got a 504.
+TEST_CASE("read_timeout starts once the request body is sent: a slow upload is not a 504", "[proxy]") {
+    const std::string body = "0123456789abcdef";
+    auto send_slowly = [&](Client& client) {
+        client.send("POST /upload HTTP/1.1\r\nHost: front.example\r\nContent-Length: 16\r\n\r\n");
+        for (char byte : body) {
+            std::this_thread::sleep_for(100ms);  // 1.6 s in all, past read_timeout
+            client.send(std::string(1, byte));
+        }
+    };
+    SECTION("the upstream answers once the body is in") {
+        UpstreamServer upstream([](const ReceivedRequest& request) { return Reply::text(200, "got " + request.body); });
+        Portico portico(proxy_config({upstream.address()}, "read_timeout = \"800ms\""));
+        Client client(portico.port());
+        send_slowly(client);
+        auto response = client.read_response();
+        REQUIRE(response);
+        CHECK(response->status == 200);
+        CHECK(response->body == "got " + body);
+    }
+    SECTION("a silent upstream still gets read_timeout, counted from the body's last byte") {
+        UpstreamServer upstream([](const ReceivedRequest&) { return Reply::silence(); });
+        Portico portico(proxy_config({upstream.address()}, "read_timeout = \"800ms\""));
+        Client client(portico.port());
+        send_slowly(client);
+        auto sent = std::chrono::steady_clock::now();
+        auto response = client.read_response();
+        REQUIRE(response);
+        CHECK(response->status == 504);
+        CHECK(ms_since(sent) >= 700);
+    }
+}
+
+// An upstream head that the proxy can read (its buffer is 64 KiB) but that
+// does not fit the client's head block (16 KiB): a 502 with a body, as over
+// HTTP/2, never an empty reply.
+TEST_CASE("an upstream response head larger than the client's head block is a 502 with a body",
+          "[proxy]") {
+    std::string head = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n";
+    for (int i = 0; i < 30; ++i) head += "X-Big-" + std::to_string(i) + ": " + std::string(1000, 'v') + "\r\n";
+    UpstreamServer upstream([&](const ReceivedRequest& request) {
+        if (request.target == "/big-head") return Reply::raw(head + "\r\nok", Reply::Then::keep_alive);
+        return answer_ok(request);
+    });
+    Portico portico(proxy_config({upstream.address()}));
+    for (int i = 0; i < 2; ++i) {
+        Client client(portico.port());
+        client.send(get_request("/big-head"));
+        auto response = client.read_response();
+        REQUIRE(response);
+        CHECK(response->status == 502);
+        CHECK_FALSE(response->body.empty());
+        CHECK(response->header("connection") == "close");
+        CHECK(client.closed_by_server());
+    }
+    CHECK(contains(portico.log(), "response head for /big-head exceeds"));
+    auto next = proxy_fetch(portico.port(), get_request("/"));
+    REQUIRE(next);
+    CHECK(next->status == 200);
 }
 
 TEST_CASE("an upstream that dies mid-body aborts the client's response", "[proxy]") {

@@ -299,3 +299,38 @@ TEST_CASE("tls: a slow reader of a large file stalls nobody, and the worker's me
     if (rss_tells_memory) CHECK(resident_kib(workers.front()) - before < 8 * 1024);
     expect_quiet_log(portico);
 }
+
+// A client that never reads and asks for a KeyUpdate again and again: each
+// answer is ciphertext the server must keep for it. Past a bound the
+// server stops reading that client (its input waits in the kernel), so the
+// worker's memory stays flat; it grew by 25 MB per 500,000 messages when
+// every answer was kept.
+TEST_CASE("tls: a KeyUpdate flood from a client that never reads does not grow the worker",
+          "[tls][bad-input]") {
+    Certificates certs;
+    Site site;
+    UpstreamServer upstream;
+    Portico portico(tls_bad_input_config(certs, site, upstream.address()));
+    uint16_t port = tls_port(portico);
+    auto workers = portico.worker_pids();
+    REQUIRE(workers.size() == 1);
+    expect_next_tls_client_served(port);
+    long before = resident_kib(workers.front());
+
+    TlsOptions options = sni_a();
+    options.max_version = TLS1_3_VERSION;
+    options.min_version = TLS1_3_VERSION;
+    options.receive_buffer = 4096;  // the server's answers back up at once
+    TlsClient flood(port, options);
+    REQUIRE(flood.handshake());
+    int sent = flood.send_key_updates(400'000, 1s);
+    INFO(sent << " KeyUpdates sent");
+    CHECK(sent > 1000);
+    // Time for the worker to read whatever it will read of them.
+    std::this_thread::sleep_for(500ms);
+    long after = resident_kib(workers.front());
+    INFO("worker RSS " << before << " KiB before, " << after << " KiB after");
+    if (rss_tells_memory) CHECK(after - before < 3 * 1024);
+    for (int i = 0; i < 3; ++i) expect_next_tls_client_served(port);
+    CHECK(portico.worker_pids() == workers);
+}

@@ -242,6 +242,25 @@ bool TlsClient::wait(short events, Clock::time_point deadline) {
     return ::poll(&pfd, 1, static_cast<int>(left.count())) > 0;
 }
 
+int TlsClient::send_key_updates(int count, std::chrono::milliseconds stall) {
+    int sent = 0;
+    while (sent < count) {
+        // Refused while the previous one is still unsent: that one goes first.
+        bool scheduled = SSL_key_update(ssl_, SSL_KEY_UPDATE_REQUESTED) == 1;
+        ERR_clear_error();
+        int result = SSL_do_handshake(ssl_);
+        if (result == 1) {
+            if (scheduled) ++sent;
+            continue;
+        }
+        int code = SSL_get_error(ssl_, result);
+        ERR_clear_error();
+        if (code != SSL_ERROR_WANT_WRITE && code != SSL_ERROR_WANT_READ) break;
+        if (!wait(POLLOUT, Clock::now() + stall)) break;
+    }
+    return sent;
+}
+
 void TlsClient::take_error(int result) {
     int code = SSL_get_error(ssl_, result);
     std::string queued = openssl_errors();

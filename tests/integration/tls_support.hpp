@@ -116,6 +116,12 @@ public:
     // offer really was made).
     int offered_ciphers() const;
 
+    // Sends up to `count` TLS 1.3 KeyUpdate(update_requested) messages and
+    // reads nothing (each asks the server for a KeyUpdate of its own). Stops
+    // early when the socket takes nothing more for `stall`; returns how
+    // many went out.
+    int send_key_updates(int count, std::chrono::milliseconds stall = 2s);
+
     // The server ended the stream with a close_notify (not a bare close).
     bool close_notify_received() const;
 
