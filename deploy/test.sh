@@ -43,29 +43,47 @@ case "${1:-}" in
 esac
 
 # ctest in build folder $1 with the remaining arguments, then the tests that
-# did not run and why: ctest lists their names last; the reasons are in
-# their output (PORTICO_SKIP's "SKIPPED:" lines, the scripts' own words).
+# did not run and why. ctest lists their names last ("The following tests did
+# not run"); the reasons are in their output, which LastTest.log keeps (it
+# says "Test Passed." for a skipped test, so the names come from ctest's own
+# list): PORTICO_SKIP's "SKIPPED:" line, or a script's last line.
 run_ctest() {
   local dir=$1 status=0
   shift
-  (cd "$dir" && ctest -j2 --output-on-failure "$@") || status=$?
-  local log="$dir/Testing/Temporary/LastTest.log"
-  if [ -f "$log" ] && grep -q '^Test Skipped\|<end of output>' "$log"; then
-    awk '
-      /^[0-9]+\/[0-9]+ Testing: / { name = $0; sub(/^[0-9]+\/[0-9]+ Testing: /, "", name); n = 0; next }
-      /^<end of output>$/ { inside = 0; next }
-      /^Output:$/ { inside = 1; getline; next }  # the line of dashes
-      inside { out[++n] = $0; next }
-      /^Test Skipped/ || /^Test Not Run/ {
-        printf "skipped: %s\n", name
-        shown = 0
-        for (i = 1; i <= n; i++) if (out[i] ~ /^SKIPPED: /) { sub(/^SKIPPED: [^:]*: /, "", out[i]); if (!seen[out[i]]++) printf "    %s\n", out[i]; shown = 1 }
-        if (!shown && n > 0) printf "    %s\n", out[n]
-        delete seen
-        count++
-      }
-      END { printf "%d test(s) skipped in '"$dir"'\n", count }
-    ' "$log" >&2
+  local out="$dir/Testing/ctest-output.txt"
+  mkdir -p "$dir/Testing"
+  (cd "$dir" && ctest -j2 --output-on-failure "$@") 2>&1 | tee "$out" || status=$?
+  local skipped
+  skipped=$(sed -n '/^The following tests did not run:/,/^$/s/^[[:space:]]*[0-9]* - \(.*\) (Skipped)$/\1/p' "$out")
+  if [ -z "$skipped" ]; then
+    echo "no test skipped in $dir" >&2
+  else
+    printf '%s\n' "$skipped" | awk -v logfile="$dir/Testing/Temporary/LastTest.log" '
+      { skipped[$0] = 1; count++ }
+      END {
+        while ((getline line < logfile) > 0) {
+          if (line ~ /^[0-9]+\/[0-9]+ Testing: /) {
+            name = line; sub(/^[0-9]+\/[0-9]+ Testing: /, "", name); n = 0; reason = ""
+          } else if (line == "Output:") {
+            inside = 1; getline line < logfile  # the dashes
+          } else if (line == "<end of output>") {
+            inside = 0
+            if (name in skipped) {
+              if (reason == "" && n > 0) reason = last
+              reasons[name] = reason
+            }
+          } else if (inside) {
+            n++; last = line
+            if (line ~ /^SKIPPED: / && reason == "") {
+              reason = substr(line, 10)
+              test_case = substr(name, index(name, ":") + 1); sub(/^ /, "", test_case)
+              if (index(reason, test_case ": ") == 1) reason = substr(reason, length(test_case) + 3)
+            }
+          }
+        }
+        printf "%d test(s) skipped:\n", count
+        for (name in skipped) printf "  %s\n      %s\n", name, (name in reasons ? reasons[name] : "(no output)")
+      }' >&2
   fi
   return "$status"
 }
