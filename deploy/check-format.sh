@@ -3,7 +3,8 @@
 #   deploy/check-format.sh [--fix] [BASE]      (--fix formats those lines in place)
 # BASE defaults to the merge base with origin/main (or main); on CI's fresh
 # clone, where there is no other branch, to HEAD~1 (the last commit); on a
-# repository of one commit, to the empty tree (every line). Uncommitted
+# repository of one commit, to the empty tree (every line); a shallow clone
+# fetches the parent, or says it cannot check. Uncommitted
 # changes count too. Only the changed lines are checked, with --lines: much
 # of the tree predates the format, and a change must not have to reformat
 # whole files it barely touches. Includes are not sorted: the tree's order
@@ -34,11 +35,21 @@ if [ -z "$base" ]; then
     base=
   done
 fi
+if [ -z "$base" ] && ! git rev-parse -q --verify 'HEAD~1^{commit}' >/dev/null &&
+  [ "$(git rev-parse --is-shallow-repository)" = true ]; then
+  # A shallow clone (git clone --depth 1): fetch the parent if the remote
+  # is there.
+  git fetch -q --deepen=1 2>/dev/null || true
+fi
 if [ -z "$base" ]; then
   if git rev-parse -q --verify 'HEAD~1^{commit}' >/dev/null; then
     base=$(git rev-parse HEAD~1)
+  elif [ "$(git rev-parse --is-shallow-repository)" = true ]; then
+    echo "check-format: NOT CHECKED: a shallow clone without the last commit's parent," \
+      "so no change to compare (clone with --depth 2, or give BASE)" >&2
+    exit 0
   else
-    base=$(git hash-object -t tree /dev/null)  # the empty tree: a first commit
+    base=$(git hash-object -t tree /dev/null)  # the empty tree: a first commit, every line
   fi
 fi
 echo "check-format: C++ lines changed since $(git rev-parse --short "$base" 2>/dev/null || echo "$base")" >&2
