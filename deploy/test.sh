@@ -59,7 +59,7 @@ run_ctest() {
     echo "no test skipped in $dir" >&2
   else
     printf '%s\n' "$skipped" | awk -v logfile="$dir/Testing/Temporary/LastTest.log" '
-      { skipped[$0] = 1; count++ }
+      { skipped[$0] = 1; order[++count] = $0 }
       END {
         while ((getline line < logfile) > 0) {
           if (line ~ /^[0-9]+\/[0-9]+ Testing: /) {
@@ -82,7 +82,8 @@ run_ctest() {
           }
         }
         printf "%d test(s) skipped:\n", count
-        for (name in skipped) printf "  %s\n      %s\n", name, (name in reasons ? reasons[name] : "(no output)")
+        for (i = 1; i <= count; i++)
+          printf "  %s\n      %s\n", order[i], (order[i] in reasons ? reasons[order[i]] : "(no output)")
       }' >&2
   fi
   return "$status"
