@@ -73,10 +73,10 @@ void expect_counted(const Portico& portico, const TempDir& dir, const std::strin
           total);
     // Lines are written at least once a second: wait for them, then for a
     // line too many.
-    for (const auto& [code, count] : expected) {
-        INFO("access log lines with " << code);
-        CHECK(UpstreamServer::wait_until([&] { return access_lines(dir, location, code) >= count; },
-                                         5s));
+    for (const Counted& each : expected) {
+        INFO("access log lines with " << each.code);
+        CHECK(UpstreamServer::wait_until(
+            [&] { return access_lines(dir, location, each.code) >= each.count; }, 5s));
     }
     std::this_thread::sleep_for(1200ms);
     for (const auto& [code, count] : expected) {

@@ -243,7 +243,7 @@ TEST_CASE("a 10 MiB request body arrives upstream intact", "[proxy]") {
 
 TEST_CASE("a 10 MiB response reaches the client intact", "[proxy]") {
     const size_t size = 10u << 20;
-    UpstreamServer upstream([size](const ReceivedRequest&) { return Reply::pattern(size); });
+    UpstreamServer upstream([=](const ReceivedRequest&) { return Reply::pattern(size); });
     Portico portico(proxy_config({upstream.address()}));
     auto response = proxy_fetch(portico.port(), get_request("/download"), 20s);
     REQUIRE(response);

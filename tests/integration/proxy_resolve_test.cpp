@@ -15,6 +15,7 @@
 #include "hosts_file.hpp"
 #include "metrics_support.hpp"
 #include "proxy_support.hpp"
+#include "skip.hpp"
 #include "upstream_server.hpp"
 
 using namespace portico::test;
@@ -119,10 +120,8 @@ long long ms_between(Clock::time_point from, Clock::time_point to) {
 TEST_CASE("resolve: every address of a name serves, a removed one drains, none fails",
           "[proxy][resolve]") {
     HostsFileEntry hosts(unique_name());
-    if (!hosts.writable()) {
-        WARN("skipped: the resolve tests write /etc/hosts, which needs root (CI runs as root)");
-        return;
-    }
+    if (!hosts.writable())
+        PORTICO_SKIP("the resolve tests write /etc/hosts, which needs root (CI runs as root)");
     UpstreamServer first(answer_as("first"), 0, "127.0.0.2");
     UpstreamServer second(answer_as("second"), first.port(), "127.0.0.3");
     std::string server = hosts.name() + ":" + std::to_string(first.port());
@@ -188,10 +187,8 @@ TEST_CASE("resolve: every address of a name serves, a removed one drains, none f
 TEST_CASE("resolve: a failed lookup keeps the last addresses and is logged once",
           "[proxy][resolve]") {
     HostsFileEntry hosts(unique_name());
-    if (!hosts.writable()) {
-        WARN("skipped: the resolve tests write /etc/hosts, which needs root (CI runs as root)");
-        return;
-    }
+    if (!hosts.writable())
+        PORTICO_SKIP("the resolve tests write /etc/hosts, which needs root (CI runs as root)");
     UpstreamServer first(answer_as("first"));
     std::string server = hosts.name() + ":" + std::to_string(first.port());
     hosts.map_to({"127.0.0.1"});
@@ -218,10 +215,8 @@ TEST_CASE("resolve: a failed lookup keeps the last addresses and is logged once"
 TEST_CASE("without resolve, a name is looked up at load and on reload, never between",
           "[proxy][resolve]") {
     HostsFileEntry hosts(unique_name());
-    if (!hosts.writable()) {
-        WARN("skipped: the resolve tests write /etc/hosts, which needs root (CI runs as root)");
-        return;
-    }
+    if (!hosts.writable())
+        PORTICO_SKIP("the resolve tests write /etc/hosts, which needs root (CI runs as root)");
     UpstreamServer first(answer_as("first"), 0, "127.0.0.2");
     UpstreamServer second(answer_as("second"), first.port(), "127.0.0.3");
     hosts.map_to({"127.0.0.2"});

@@ -86,7 +86,7 @@ TEST_CASE("an upstream writing head and body apart with Nagle on is not stalled"
 
 TEST_CASE("a slow reader slows the upstream instead of growing memory", "[proxy]") {
     const uint64_t size = 100u << 20;
-    UpstreamServer upstream([size](const ReceivedRequest& request) {
+    UpstreamServer upstream([=](const ReceivedRequest& request) {
         return request.target == "/big" ? Reply::pattern(size) : answer_ok(request);
     });
     Portico portico(proxy_config({upstream.address()}));
@@ -141,7 +141,7 @@ TEST_CASE("a slow client's last bytes survive the next proxied request", "[proxy
     // the upstream exchange completes: the buffer holding those bytes must
     // not go back to the pool, where the next proxied response is read.
     const size_t half = 60000;
-    UpstreamServer upstream([half](const ReceivedRequest& request) {
+    UpstreamServer upstream([=](const ReceivedRequest& request) {
         if (request.target != "/slow") return Reply::text(200, std::string(half, 'Z'));
         Reply reply;
         reply.send("HTTP/1.1 200 OK\r\nContent-Length: " + std::to_string(2 * half) + "\r\n\r\n" +

@@ -3,13 +3,37 @@
 // port), path and query, except the ACME challenges; /healthz too.
 #include <catch2/catch.hpp>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
 #include "http2_support.hpp"
+#include "skip.hpp"
 #include "static_site.hpp"
 #include "tls_support.hpp"
 
 using namespace portico::test;
 
 namespace {
+
+// Why this process may not listen on ip:port, or "" when it may (binding a
+// port under 1024 needs root or CAP_NET_BIND_SERVICE).
+std::string cannot_bind(const char* ip, uint16_t port) {
+    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    REQUIRE(fd >= 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(port);
+    ::inet_pton(AF_INET, ip, &address.sin_addr);
+    const int result = ::bind(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address);
+    const int error = errno;
+    ::close(fd);
+    return result == 0 ? "" : std::strerror(error);
+}
 
 std::string redirect_config(const Certificates& certs, const Site& site,
                             const std::string& tls_listen = "") {
@@ -116,13 +140,16 @@ TEST_CASE("tls: redirect_http sends cleartext requests to https, except ACME cha
 TEST_CASE("tls: redirect_http to a TLS listener on port 443 names no port", "[tls][redirect]") {
     Certificates certs;
     Site site;
-    // A loopback address of its own, so port 443 is free whatever else runs.
+    // A loopback address of its own, so port 443 is free whatever else runs;
+    // but only root may listen there.
+    if (std::string why = cannot_bind("127.0.0.77", 443); !why.empty())
+        PORTICO_SKIP(
+            "cannot listen on 127.0.0.77:443 here (root or CAP_NET_BIND_SERVICE): " << why);
     std::optional<Portico> portico;
     try {
         portico.emplace(redirect_config(certs, site, "127.0.0.77:443"));
     } catch (const std::exception& error) {
-        WARN("cannot listen on 127.0.0.77:443 here, not checked: " << error.what());
-        return;
+        PORTICO_SKIP("cannot listen on 127.0.0.77:443 here: " << error.what());
     }
     REQUIRE(tls_port(*portico) == 443);
     auto response =

@@ -1,19 +1,24 @@
 // Valid configs read into the right values, and the checks that need real
 // files and directories.
 #include <arpa/inet.h>
+#include <grp.h>
 #include <netinet/in.h>
 #include <pwd.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <thread>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
 #include "config/config.hpp"
+#include "skip.hpp"
 
 using namespace portico::config;
 using namespace std::chrono_literals;
@@ -46,9 +51,52 @@ public:
         return file(name);
     }
 
+    const std::filesystem::path& path() const { return path_; }
+
 private:
     std::filesystem::path path_;
 };
+
+// The messages of parse_config's errors, from a child process that runs as
+// user nobody: root reads a directory whatever its mode, nobody does not.
+// Empty when the child cannot switch users here (no CAP_SETUID).
+std::optional<std::vector<std::string>> error_messages_as_nobody(const std::string& text,
+                                                                 const std::string& path) {
+    const struct passwd* nobody = ::getpwnam("nobody");
+    REQUIRE(nobody);
+    const uid_t uid = nobody->pw_uid;
+    const gid_t gid = nobody->pw_gid;
+    int fds[2];
+    REQUIRE(::pipe(fds) == 0);
+    const pid_t pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        ::close(fds[0]);
+        if (::setgroups(0, nullptr) != 0 || ::setgid(gid) != 0 || ::setuid(uid) != 0) ::_exit(3);
+        std::string out;
+        for (const auto& error : parse_config(text, path).errors) out += error.message + '\0';
+        for (size_t at = 0; at < out.size();) {
+            ssize_t n = ::write(fds[1], out.data() + at, out.size() - at);
+            if (n <= 0) ::_exit(4);
+            at += static_cast<size_t>(n);
+        }
+        ::_exit(0);
+    }
+    ::close(fds[1]);
+    std::string out;
+    char buffer[4096];
+    for (ssize_t n; (n = ::read(fds[0], buffer, sizeof buffer)) > 0;) out.append(buffer, n);
+    ::close(fds[0]);
+    int status = 0;
+    REQUIRE(::waitpid(pid, &status, 0) == pid);
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 3) return std::nullopt;
+    REQUIRE(WIFEXITED(status));
+    REQUIRE(WEXITSTATUS(status) == 0);
+    std::vector<std::string> messages;
+    for (size_t at = 0, end; (end = out.find('\0', at)) != std::string::npos; at = end + 1)
+        messages.push_back(out.substr(at, end - at));
+    return messages;
+}
 
 // The example from the spec, verbatim.
 constexpr const char* spec_example = R"toml(
@@ -428,13 +476,19 @@ TEST_CASE("root must be a readable directory", "[config]") {
               "' is not a readable directory: Not a directory");
 
     ::chmod(locked.c_str(), 0);
-    if (::geteuid() == 0) {
-        WARN("running as root: an unreadable directory cannot be made, check skipped");
+    if (::geteuid() != 0) {
+        LoadResult locked_root = parse_config(config_with_root("locked"), dir.file("portico.toml"));
+        REQUIRE(locked_root.errors.size() == 1);
+        CHECK_THAT(locked_root.errors[0].message, Catch::EndsWith("Permission denied"));
         return;
     }
-    LoadResult locked_root = parse_config(config_with_root("locked"), dir.file("portico.toml"));
-    REQUIRE(locked_root.errors.size() == 1);
-    CHECK_THAT(locked_root.errors[0].message, Catch::EndsWith("Permission denied"));
+    // As root (CI), every directory is readable: the check runs as nobody,
+    // who may search the test's directory but not read `locked`.
+    ::chmod(dir.path().c_str(), 0711);
+    auto messages = error_messages_as_nobody(config_with_root("locked"), dir.file("portico.toml"));
+    if (!messages) PORTICO_SKIP("running as root without the right to switch to user nobody");
+    REQUIRE(messages->size() == 1);
+    CHECK_THAT(messages->front(), Catch::EndsWith("Permission denied"));
 }
 
 TEST_CASE("a proxy URL without a port goes to port 80", "[config]") {
