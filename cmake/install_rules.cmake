@@ -6,7 +6,10 @@ include(GNUInstallDirs)
 
 install(TARGETS portico RUNTIME DESTINATION ${CMAKE_INSTALL_SBINDIR})
 install(DIRECTORY www/ DESTINATION ${CMAKE_INSTALL_DATADIR}/portico/www)
+# The README and the user docs (docs/*.md), laid out as in the repository so
+# the README's links to docs/ work in the installed copy too.
 install(FILES README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
+install(DIRECTORY docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/docs FILES_MATCHING PATTERN "*.md")
 
 # The config, the unit and the logrotate file name other installed files by
 # their full path, and the prefix is only final at install time

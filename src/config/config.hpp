@@ -53,8 +53,8 @@ struct RunAsUser {
 // CPUSchedulingPolicy=), as nginx's do. normal: SCHED_OTHER. batch: SCHED_BATCH, a worker woken by a socket does
 // not preempt the task running on its CPU, so it wakes less often, with
 // more ready per wakeup: less CPU per request beside an app that mostly
-// waits, far fewer requests beside one that computes (README, "Worker
-// scheduling").
+// waits, far fewer requests beside one that computes (docs/configuration.md,
+// "Worker scheduling").
 enum class WorkerScheduling { normal, batch };
 
 struct ServerConfig {
@@ -71,7 +71,7 @@ struct ServerConfig {
     // SO_SNDBUF for a client connection with more to send than the kernel's
     // send buffer autotuning can hold (a large file); 0: never set. Off by
     // default: on loopback most of what it saved the server moved into the
-    // client's context (README, "Benchmark", issue 17).
+    // client's context (docs/benchmarks.md, "Large files").
     uint64_t large_send_buffer = 0;
     Duration shutdown_timeout{std::chrono::seconds(30)};
     std::string server_header = "portico";
@@ -157,7 +157,7 @@ struct RespondConfig {
 };
 
 // compress = true, or a table: what a location compresses on the fly, and
-// how hard (see README "Compression").
+// how hard (see docs/configuration.md, "Compression").
 struct CompressConfig {
     // Media types, lowercased: "type/subtype", or "type/*" for all of a type.
     std::vector<std::string> types{"text/*", "application/javascript", "application/json",
@@ -192,7 +192,7 @@ struct LocationConfig {
     // A file response's head and first bytes leave in one packet, and the
     // file in full packets (TCP_CORK while it is sent; nginx's tcp_nopush).
     // Off by default, as nginx's: on loopback it cost the server twice the
-    // CPU per 100 KiB and 10 MiB file, and saved on 1 MiB ones (README).
+    // CPU per 100 KiB and 10 MiB file, and saved on 1 MiB ones (docs/benchmarks.md).
     bool tcp_nopush = false;
 
     // proxy = "NAME" or "http://host:port": index into Config::upstreams

@@ -47,7 +47,7 @@ void read_compress_table(const toml::table& table, const std::string& label,
     read_types(reader, compress);
     reader.read_size("min_length", compress.min_length, 0, uint64_t{1} << 40);
     // The ranges each library takes; brotli's 0 and zstd's 19 are legal but
-    // slow on the fly, which the README says.
+    // slow on the fly.
     reader.read_bounded("gzip_level", compress.gzip_level, 1, 9);
     reader.read_bounded("brotli_level", compress.brotli_level, 0, 11);
     reader.read_bounded("zstd_level", compress.zstd_level, 1, 19);

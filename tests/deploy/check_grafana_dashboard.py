@@ -2,7 +2,7 @@
 """Checks deploy/grafana/portico.json against a live portico: the file is
 JSON, every query names series that portico's /metrics has (a renamed series
 would leave a panel silently empty), every label a query filters, groups or
-names in a legend is one those series carry, and the panels the README
+names in a legend is one those series carry, and the panels docs/operations.md
 promises are there.
 
 Usage: check_grafana_dashboard.py PORTICO_BINARY DASHBOARD_JSON
@@ -21,7 +21,7 @@ from pathlib import Path
 # Labels Prometheus adds when it scrapes, which /metrics does not show.
 SCRAPE_LABELS = {"instance", "job"}
 
-# What the dashboard must show (README, "Deploying with Docker, Compose and
+# What the dashboard must show (docs/operations.md, "Docker, Compose and
 # Kubernetes"): a series, and a phrase its query must contain.
 PROMISED = [
     ("portico_requests_total", "by (location, code)"),

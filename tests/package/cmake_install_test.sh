@@ -13,6 +13,9 @@ cmake --install "$build" --prefix "$prefix" >/dev/null
 test -x "$prefix/sbin/portico"
 test -f "$prefix/share/portico/www/index.html"
 test -f "$prefix/share/doc/portico/README.md"
+for doc in configuration operations benchmarks architecture testing; do
+  test -f "$prefix/share/doc/portico/docs/$doc.md"
+done
 test -f "$prefix/etc/logrotate.d/portico"
 config=$prefix/etc/portico/portico.toml
 grep -q "^root = \"$prefix/share/portico/www\"$" "$config"

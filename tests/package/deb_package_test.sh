@@ -63,6 +63,8 @@ apt_get install "$deb"
 test -x /usr/sbin/portico
 test -f /usr/share/portico/www/index.html
 test -f /usr/share/doc/portico/README.md
+test -f /usr/share/doc/portico/docs/configuration.md
+test -f /usr/share/doc/portico/docs/operations.md
 test -f /usr/lib/systemd/system/portico.service
 getent passwd portico >/dev/null
 dpkg-query -W -f='${Conffiles}\n' portico | grep -q '^ /etc/portico/portico.toml '
