@@ -50,11 +50,10 @@ struct RunAsUser {
 
 // The workers' CPU scheduling policy (sched(7)), when the config sets one;
 // unset, workers keep the policy portico was started with (chrt, systemd's
-// CPUSchedulingPolicy=), as nginx's do. normal: SCHED_OTHER. batch: SCHED_BATCH, a worker woken by a socket does
-// not preempt the task running on its CPU, so it wakes less often, with
-// more ready per wakeup: less CPU per request beside an app that mostly
-// waits, far fewer requests beside one that computes (docs/configuration.md,
-// "Worker scheduling").
+// CPUSchedulingPolicy=), as nginx's do. normal: SCHED_OTHER. batch: SCHED_BATCH, a worker woken by
+// a socket does not preempt the task running on its CPU, so it wakes less often, with more ready
+// per wakeup: less CPU per request beside an app that mostly waits, far fewer requests beside one
+// that computes (docs/configuration.md, "Worker scheduling").
 enum class WorkerScheduling { normal, batch };
 
 struct ServerConfig {

@@ -92,8 +92,8 @@ void ClientConnection::commit_head() {
 // The handler hears that its client is gone, so it stops; what it still
 // sends finds the response ended and is dropped.
 void ClientConnection::answer_head_overflow() {
-    spdlog::error("response head for {} exceeds {} bytes; answering 502", r_->parser.request().target,
-                  server_.buffers.block_size());
+    spdlog::error("response head for {} exceeds {} bytes; answering 502",
+                  r_->parser.request().target, server_.buffers.block_size());
     ExchangeListener* listener = std::exchange(r_->listener, nullptr);
     r_->head_committed = false;
     r_->chunked_response = false;

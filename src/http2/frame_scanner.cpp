@@ -29,9 +29,10 @@ FrameScanner::Scan FrameScanner::next(const char* bytes, size_t from, size_t siz
         Header header;
         header.length = uint32_t{header_[0]} << 16 | uint32_t{header_[1]} << 8 | header_[2];
         header.type = header_[3];
-        header.stream_id = static_cast<int32_t>((uint32_t{header_[5]} << 24 | uint32_t{header_[6]} << 16 |
-                                                 uint32_t{header_[7]} << 8 | header_[8]) &
-                                                0x7fffffffu);
+        header.stream_id =
+            static_cast<int32_t>((uint32_t{header_[5]} << 24 | uint32_t{header_[6]} << 16 |
+                                  uint32_t{header_[7]} << 8 | header_[8]) &
+                                 0x7fffffffu);
         payload_left_ = header.length;
         if (header.type == type) return {at, true, header};
     }

@@ -18,7 +18,7 @@ public:
     };
 
     struct Scan {
-        size_t end;     // just past the header found, or the end of the bytes
+        size_t end;  // just past the header found, or the end of the bytes
         bool found;
         Header header;  // when found
     };

@@ -180,7 +180,8 @@ void Session::receive(const char* bytes, size_t size) {
     for (size_t from = 0; from < size && used >= 0 && !terminated_;) {
         FrameScanner::Scan scan = scanner_.next(bytes, from, size, NGHTTP2_DATA);
         if (scan.found && data_on_closed_stream(scan.header.stream_id)) break;
-        used = nghttp2_session_mem_recv(session_, reinterpret_cast<const uint8_t*>(bytes + from), scan.end - from);
+        used = nghttp2_session_mem_recv(session_, reinterpret_cast<const uint8_t*>(bytes + from),
+                                        scan.end - from);
         from = scan.end;
     }
     receiving_ = false;
@@ -230,7 +231,8 @@ void Session::remember_reset(int32_t stream_id) {
 }
 
 bool Session::recently_reset(int32_t stream_id) const {
-    return std::find(recently_reset_.begin(), recently_reset_.end(), stream_id) != recently_reset_.end();
+    return std::find(recently_reset_.begin(), recently_reset_.end(), stream_id) !=
+           recently_reset_.end();
 }
 
 bool Session::control_frame_flood() {
@@ -373,10 +375,11 @@ int Session::on_stream_closed(nghttp2_session*, int32_t stream_id, uint32_t erro
         // A reset after the handler started (an upstream request, perhaps)
         // is charged to the client whoever sent it; a client's own
         // RST_STREAM was charged when it came.
-        if (error_code != NGHTTP2_NO_ERROR && stream->handler_started() && session.charge_reset(stream) &&
-            !session.terminated_)
-            session.terminate(NGHTTP2_ENHANCE_YOUR_CALM,
-                              "had streams reset faster than allowed (rapid reset, its own or provoked)");
+        if (error_code != NGHTTP2_NO_ERROR && stream->handler_started() &&
+            session.charge_reset(stream) && !session.terminated_)
+            session.terminate(
+                NGHTTP2_ENHANCE_YOUR_CALM,
+                "had streams reset faster than allowed (rapid reset, its own or provoked)");
         --session.open_streams_;
         nghttp2_session_set_stream_user_data(session.session_, stream_id, nullptr);
         stream->on_closed(error_code);

@@ -50,7 +50,8 @@ AdminResponse answer(std::string_view head, AdminContext& context, bool& head_on
     return answer_admin_request(
         {.method = method,
          .path = target.substr(0, question),
-         .query = question == std::string_view::npos ? std::string_view() : target.substr(question + 1)},
+         .query =
+             question == std::string_view::npos ? std::string_view() : target.substr(question + 1)},
         context);
 }
 
@@ -82,7 +83,8 @@ void AdminEndpoint::add_poll_fds(std::vector<pollfd>& fds) const {
     // backlog until a connection ends, instead of waking poll for nothing.
     fds.push_back({connections_.size() < max_connections ? socket_.get() : -1, POLLIN, 0});
     for (const Connection& connection : connections_)
-        fds.push_back({connection.fd.get(), static_cast<short>(connection.output.empty() ? POLLIN : POLLOUT), 0});
+        fds.push_back({connection.fd.get(),
+                       static_cast<short>(connection.output.empty() ? POLLIN : POLLOUT), 0});
 }
 
 void AdminEndpoint::on_poll(std::span<const pollfd> fds, AdminContext& context, int64_t now_ms) {
@@ -90,9 +92,12 @@ void AdminEndpoint::on_poll(std::span<const pollfd> fds, AdminContext& context, 
     for (size_t i = 0; i + 1 < fds.size() && i < connections_.size(); ++i) {
         Connection& connection = connections_[i];
         short events = fds[i + 1].revents;
-        if (events & (POLLERR | POLLHUP | POLLNVAL) && !(events & (POLLIN | POLLOUT))) connection.done = true;
-        else if (events & POLLIN) read_request(connection, context, now_ms);
-        else if (events & POLLOUT) write_response(connection, now_ms);
+        if (events & (POLLERR | POLLHUP | POLLNVAL) && !(events & (POLLIN | POLLOUT)))
+            connection.done = true;
+        else if (events & POLLIN)
+            read_request(connection, context, now_ms);
+        else if (events & POLLOUT)
+            write_response(connection, now_ms);
         if (!connection.done && now_ms >= connection.deadline_ms) connection.done = true;
     }
     std::erase_if(connections_, [](const Connection& connection) { return connection.done; });

@@ -786,9 +786,10 @@ TEST_CASE("http2 bad input: keepalive_requests ends a connection with GOAWAY aft
 // no more DATA. nghttp2 ignores both once it forgot the stream; portico
 // ends the connection, as nginx does for HEADERS. Frames that were in
 // flight when the server reset a stream are no fault.
-TEST_CASE("http2 bad input: stream ids that go back or are reused, and DATA on a closed stream, end "
-          "the connection",
-          "[http2][bad]") {
+TEST_CASE(
+    "http2 bad input: stream ids that go back or are reused, and DATA on a closed stream, end "
+    "the connection",
+    "[http2][bad]") {
     Target target;
     const std::string get_block = literal_block(get_fields());
     auto served = [&](h2::Client& client, uint32_t id) {
@@ -822,8 +823,11 @@ TEST_CASE("http2 bad input: stream ids that go back or are reused, and DATA on a
         // comes: the server resets the stream (NO_ERROR), and the client's
         // DATA that crossed it is dropped.
         uint32_t id = client.next_stream_id();
-        Fields post = {{":method", "POST"}, {":scheme", "http"}, {":authority", "a.test"},
-                       {":path", "/app/upload"}, {"content-length", "100000000000"}};
+        Fields post = {{":method", "POST"},
+                       {":scheme", "http"},
+                       {":authority", "a.test"},
+                       {":path", "/app/upload"},
+                       {"content-length", "100000000000"}};
         client.send_headers_block(id, literal_block(post), h2::FLAG_END_HEADERS);
         REQUIRE(client.wait_stream(id));
         CHECK(client.result(id).status == 413);
@@ -841,9 +845,10 @@ TEST_CASE("http2 bad input: stream ids that go back or are reused, and DATA on a
 // "MadeYouReset"): a content-length that its DATA breaks makes the server
 // reset a stream whose upstream request has started. Unbounded, 2,250
 // upstream requests went out in 5 s without a GOAWAY.
-TEST_CASE("http2 bad input: streams the server resets after their handler started count against the "
-          "rapid-reset budget",
-          "[http2][bad]") {
+TEST_CASE(
+    "http2 bad input: streams the server resets after their handler started count against the "
+    "rapid-reset budget",
+    "[http2][bad]") {
     Target target;
     h2::Client client(target.port());
     settle(client);
@@ -854,8 +859,11 @@ TEST_CASE("http2 bad input: streams the server resets after their handler starte
         for (int i = 0; i < 50; ++i) {
             uint32_t id = client.next_stream_id();
             client.set_next_stream_id(id + 2);
-            Fields fields = {{":method", "POST"}, {":scheme", "http"}, {":authority", "a.test"},
-                             {":path", "/app/upload"}, {"content-length", "1"}};
+            Fields fields = {{":method", "POST"},
+                             {":scheme", "http"},
+                             {":authority", "a.test"},
+                             {":path", "/app/upload"},
+                             {"content-length", "1"}};
             bytes += h2::frame(h2::HEADERS, h2::FLAG_END_HEADERS, id, literal_block(fields));
             bytes += h2::data_frame(id, "xx", true);
         }

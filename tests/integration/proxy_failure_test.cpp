@@ -101,7 +101,8 @@ TEST_CASE("an upstream silent past read_timeout is a 504", "[proxy]") {
 // nginx's proxy_read_timeout: the wait for the response starts once the
 // request is sent in full. A slow upload's gaps are body_timeout's; with
 // read_timeout running meanwhile any upload longer than it got a 504.
-TEST_CASE("read_timeout starts once the request body is sent: a slow upload is not a 504", "[proxy]") {
+TEST_CASE("read_timeout starts once the request body is sent: a slow upload is not a 504",
+          "[proxy]") {
     const std::string body = "0123456789abcdef";
     auto send_slowly = [&](Client& client) {
         client.send("POST /upload HTTP/1.1\r\nHost: front.example\r\nContent-Length: 16\r\n\r\n");
@@ -111,7 +112,8 @@ TEST_CASE("read_timeout starts once the request body is sent: a slow upload is n
         }
     };
     SECTION("the upstream answers once the body is in") {
-        UpstreamServer upstream([](const ReceivedRequest& request) { return Reply::text(200, "got " + request.body); });
+        UpstreamServer upstream(
+            [](const ReceivedRequest& request) { return Reply::text(200, "got " + request.body); });
         Portico portico(proxy_config({upstream.address()}, "read_timeout = \"800ms\""));
         Client client(portico.port());
         send_slowly(client);
@@ -139,9 +141,11 @@ TEST_CASE("read_timeout starts once the request body is sent: a slow upload is n
 TEST_CASE("an upstream response head larger than the client's head block is a 502 with a body",
           "[proxy]") {
     std::string head = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n";
-    for (int i = 0; i < 30; ++i) head += "X-Big-" + std::to_string(i) + ": " + std::string(1000, 'v') + "\r\n";
+    for (int i = 0; i < 30; ++i)
+        head += "X-Big-" + std::to_string(i) + ": " + std::string(1000, 'v') + "\r\n";
     UpstreamServer upstream([&](const ReceivedRequest& request) {
-        if (request.target == "/big-head") return Reply::raw(head + "\r\nok", Reply::Then::keep_alive);
+        if (request.target == "/big-head")
+            return Reply::raw(head + "\r\nok", Reply::Then::keep_alive);
         return answer_ok(request);
     });
     Portico portico(proxy_config({upstream.address()}));

@@ -47,7 +47,8 @@ TEST_CASE("frame scanner: finds each DATA header past the preface and other fram
 }
 
 TEST_CASE("frame scanner: a header split over reads, byte by byte", "[http2]") {
-    std::string input = preface + frame_bytes(data, 0x7fffffff, "payload") + frame_bytes(data, 5, "");
+    std::string input =
+        preface + frame_bytes(data, 0x7fffffff, "payload") + frame_bytes(data, 5, "");
     FrameScanner scanner;
     std::vector<int32_t> found;
     for (size_t i = 0; i < input.size(); ++i) {
