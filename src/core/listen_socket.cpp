@@ -6,7 +6,11 @@
 #include <sys/socket.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <iterator>
+#include <sstream>
 
 namespace portico::core {
 
@@ -25,7 +29,43 @@ uint16_t get_port(const sockaddr_storage& storage) {
     return ntohs(reinterpret_cast<const sockaddr_in&>(storage).sin_port);
 }
 
+// The TCP states of /proc/net/tcp's "st" column, in kernel order.
+constexpr const char* tcp_state_names[] = {"",          "ESTABLISHED", "SYN_SENT",   "SYN_RECV",
+                                           "FIN_WAIT1", "FIN_WAIT2",   "TIME_WAIT",  "CLOSE",
+                                           "CLOSE_WAIT", "LAST_ACK",   "LISTEN",     "CLOSING"};
+
 }  // namespace
+
+std::string describe_port_holders(uint16_t port) {
+    size_t counts[std::size(tcp_state_names)] = {};
+    for (const char* table : {"/proc/net/tcp", "/proc/net/tcp6"}) {
+        std::ifstream in(table);
+        std::string line;
+        std::getline(in, line);  // the column names
+        while (std::getline(in, line)) {
+            std::istringstream fields(line);
+            std::string slot, local, remote;
+            unsigned state = 0;
+            fields >> slot >> local >> remote >> std::hex >> state;
+            size_t colon = local.rfind(':');
+            if (!fields || colon == std::string::npos) continue;
+            if (std::strtoul(local.c_str() + colon + 1, nullptr, 16) != port) continue;
+            if (state < std::size(counts)) ++counts[state];
+        }
+    }
+    constexpr unsigned listen_state = 10;
+    if (counts[listen_state] > 0)
+        return "another server listens on this port; stop it or change [server] listen";
+    std::string held;
+    for (size_t state = 1; state < std::size(counts); ++state) {
+        if (counts[state] == 0) continue;
+        if (!held.empty()) held += ", ";
+        held += std::to_string(counts[state]) + " " + tcp_state_names[state];
+    }
+    if (held.empty()) return "the port is in use (in another network namespace, or bound without listening); change [server] listen";
+    return "no server listens on it, but connections still use it as their local port (" + held +
+           "); wait for them to close (TIME_WAIT lasts 60 s) or change [server] listen";
+}
 
 UniqueFd open_listen_socket(const config::SocketAddress& address, uint16_t* port,
                             std::string& error) {
@@ -51,10 +91,9 @@ UniqueFd open_listen_socket(const config::SocketAddress& address, uint16_t* port
     ::setsockopt(fd.get(), IPPROTO_TCP, TCP_DEFER_ACCEPT, &defer_seconds, sizeof defer_seconds);
 
     if (::bind(fd.get(), reinterpret_cast<const sockaddr*>(&storage), address.length) != 0) {
-        error = "bind(" + address.text + "): " + std::strerror(errno) +
-                (errno == EADDRINUSE ? " (another server holds this port; stop it or change "
-                                       "[server] listen)"
-                                     : "");
+        int bind_error = errno;
+        error = "bind(" + address.text + "): " + std::strerror(bind_error);
+        if (bind_error == EADDRINUSE) error += " (" + describe_port_holders(get_port(storage)) + ")";
         return {};
     }
     if (::listen(fd.get(), 4096) != 0) {

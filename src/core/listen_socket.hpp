@@ -18,4 +18,9 @@ namespace portico::core {
 UniqueFd open_listen_socket(const config::SocketAddress& address, uint16_t* port,
                             std::string& error);
 
+// What holds a TCP port that bind() found in use, for the operator: another
+// listener, or only connections (TIME_WAIT, CLOSE_WAIT...) from
+// /proc/net/tcp and tcp6, counted by state.
+std::string describe_port_holders(uint16_t port);
+
 }  // namespace portico::core

@@ -124,13 +124,13 @@ void report_accepting(int ready_fd) {
 }
 
 int Worker::run(int ready_fd) {
-    spdlog::info("worker {} started (pid {})", slot_, getpid());
+    spdlog::info("started (pid {})", getpid());
     set_accepting(true);
     report_accepting(ready_fd);
     server_->poller.run();
     // Every handle is closed by now; the loop owns nothing more.
     uv_loop_close(&loop_);
-    spdlog::info("worker {} exiting", slot_);
+    spdlog::info("exiting");
     return 0;
 }
 
@@ -209,7 +209,7 @@ constexpr int64_t max_drain_grace_ms = 5000;
 
 void Worker::start_drain() {
     if (server_->draining) return;
-    spdlog::info("worker {} draining: {} open connections", slot_, server_->connection_count);
+    spdlog::info("draining: {} open connections", server_->connection_count);
     set_accepting(false);
     server_->draining = true;
     // Our copies of the listening sockets go; the master keeps them open, so

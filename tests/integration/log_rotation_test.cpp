@@ -98,8 +98,8 @@ TEST_CASE("an access log rotated twice under load loses no line, workers running
 
     // Not while a worker starts: one that opens its file between the rename
     // and the SIGUSR1 finds none it may create. Both serve before the first.
-    REQUIRE(portico.wait_for_log("worker 0 started"));
-    REQUIRE(portico.wait_for_log("worker 1 started"));
+    REQUIRE(portico.wait_for_log("worker 0: started"));
+    REQUIRE(portico.wait_for_log("worker 1: started"));
 
     // Each file must get lines: every step lets 500 more requests through
     // after the previous reopen was done.

@@ -72,7 +72,7 @@ json saved(uint16_t metrics, const std::string& name) {
 TEST_CASE("A/B snapshots: reset, run, save, then compared after a reload", "[metrics][snapshot]") {
     SnapshotSite site;
     Portico portico(site.config());
-    REQUIRE(portico.wait_for_log("worker 1 started"));
+    REQUIRE(portico.wait_for_log("worker 1: started"));
     uint16_t metrics = metrics_port(portico);
 
     REQUIRE(ask(metrics, "POST", "/stats/reset").status == 204);

@@ -78,7 +78,7 @@ const std::string fixed_label = "location=\"fixed \\\"quoted\\\" \\\\ name\"";
 TEST_CASE("counters add up requests across two workers, per location and status", "[metrics]") {
     MeteredSite site;
     Portico portico(site.config());
-    REQUIRE(portico.wait_for_log("worker 1 started"));
+    REQUIRE(portico.wait_for_log("worker 1: started"));
     const int n = 30;
     send_requests(portico.port(), n);
     // The proxied request is the last of each round: when it is in, all are.
@@ -138,7 +138,7 @@ TEST_CASE("POST /stats/reset zeroes the counters", "[metrics]") {
 TEST_CASE("totals survive a worker crash and a reload", "[metrics]") {
     MeteredSite site;
     Portico portico(site.config());
-    REQUIRE(portico.wait_for_log("worker 1 started"));
+    REQUIRE(portico.wait_for_log("worker 1: started"));
     send_requests(portico.port(), 10);
     uint16_t port = metrics_port(portico);
     const std::string app = "portico_requests_total{location=\"app\",code=\"200\"}";
@@ -180,7 +180,7 @@ TEST_CASE("slow and idle metrics clients never hold up the master: /healthz and 
     MeteredSite site;
     Portico portico(site.config());
     uint16_t port = metrics_port(portico);
-    REQUIRE(portico.wait_for_log("worker 1 started"));
+    REQUIRE(portico.wait_for_log("worker 1: started"));
     std::vector<std::unique_ptr<Client>> idle;
     for (int i = 0; i < 20; ++i) idle.push_back(std::make_unique<Client>(port));
     Client dripping(port);

@@ -45,7 +45,7 @@ int connected_sockets(pid_t pid) {
 
 TEST_CASE("workers = 2 starts two workers that both accept", "[process]") {
     Portico portico(config_with_body("w"));
-    REQUIRE(portico.wait_for_log("worker 1 started"));
+    REQUIRE(portico.wait_for_log("worker 1: started"));
     std::vector<pid_t> workers = portico.worker_pids();
     REQUIRE(workers.size() == 2);
     std::vector<int> idle_sockets = {connected_sockets(workers[0]), connected_sockets(workers[1])};
@@ -75,7 +75,7 @@ int worker_policy(int started_under, const std::string& scheduling_line) {
     Portico portico("[server]\nlisten = [\"{listen}\"]\n" + scheduling_line +
                     "\n[[location]]\nprefix = \"/\"\nrespond = { status = 200, body = \"s\" }\n");
     REQUIRE(sched_setscheduler(0, SCHED_OTHER, &no_priority) == 0);
-    REQUIRE(portico.wait_for_log("worker 0 started"));
+    REQUIRE(portico.wait_for_log("worker 0: started"));
     std::vector<pid_t> workers = portico.worker_pids();
     REQUIRE(workers.size() == 1);
     CHECK(sched_getscheduler(portico.pid()) == started_under);
@@ -99,7 +99,7 @@ TEST_CASE("worker_scheduling sets the workers' policy, and unset, they keep the 
 
 TEST_CASE("a worker killed with SIGKILL is restarted and service goes on", "[process]") {
     Portico portico(config_with_body("alive"));
-    REQUIRE(portico.wait_for_log("worker 1 started"));
+    REQUIRE(portico.wait_for_log("worker 1: started"));
     std::vector<pid_t> before = portico.worker_pids();
     REQUIRE(before.size() == 2);
     ::kill(before[0], SIGKILL);

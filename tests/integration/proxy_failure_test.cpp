@@ -20,6 +20,36 @@ TEST_CASE("a refused upstream connection is a 502", "[proxy]") {
     CHECK(ms_since(start) < 2000);
 }
 
+// An app that is down fails every request: one log line a second for its
+// server, then the count of those left out (it was one line per request,
+// 75,000 in 14 s).
+TEST_CASE("an upstream failing every request is logged once a second, with a count", "[proxy]") {
+    std::string closed = "127.0.0.1:" + std::to_string(unused_port());
+    Portico portico(proxy_config({closed}));
+    auto start = std::chrono::steady_clock::now();
+    for (int i = 0; i < 200; ++i) {
+        auto response = proxy_fetch(portico.port(), get_request("/"));
+        REQUIRE(response);
+        REQUIRE(response->status == 502);
+    }
+    auto lines_about = [&](const std::string& text) {
+        std::string log = portico.log();
+        size_t count = 0;
+        for (size_t at = log.find(text); at != std::string::npos; at = log.find(text, at + 1)) ++count;
+        return count;
+    };
+    const std::string failure_line = "upstream 'app' server " + closed + ": Connection refused";
+    size_t seconds = static_cast<size_t>(ms_since(start) / 1000);
+    INFO(portico.log());
+    CHECK(lines_about(failure_line) >= 1);
+    CHECK(lines_about(failure_line) <= seconds + 2);
+    std::this_thread::sleep_for(1100ms);
+    auto response = proxy_fetch(portico.port(), get_request("/"));
+    REQUIRE(response);
+    CHECK(response->status == 502);
+    CHECK(portico.wait_for_log("more failure(s) of this server since the last line not logged"));
+}
+
 TEST_CASE("an upstream that does not accept within connect_timeout is a 504", "[proxy]") {
     FullListener unanswering;
     Portico portico(proxy_config({"127.0.0.1:" + std::to_string(unanswering.port())},

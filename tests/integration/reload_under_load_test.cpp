@@ -163,7 +163,7 @@ TEST_CASE("a draining worker answers a kept-alive client's next request, then sa
     REQUIRE(portico.wait_for_log("reloaded:"));
     // The old worker's own line: the master's "reloaded: ..., old ones
     // draining" is logged before that worker has even seen its SIGQUIT.
-    REQUIRE(portico.wait_for_log("worker 0 draining:"));
+    REQUIRE(portico.wait_for_log("worker 0: draining:"));
 
     // The old worker still answers the next request on its connection, and
     // closes it cleanly: the client is told, not reset.

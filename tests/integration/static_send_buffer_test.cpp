@@ -98,8 +98,8 @@ TEST_CASE("static: large_send_buffer the kernel will not grant is unused, and sa
     site.write("small.txt", "served\n");
     Portico portico("[server]\nlisten = [\"{listen}\"]\nworkers = 2\nlarge_send_buffer = \"1MiB\"\n\n"
                     "[[location]]\nprefix = \"/\"\nroot = '" + site.root() + "'\n");
-    REQUIRE(portico.wait_for_log("worker 1 started (pid"));
-    REQUIRE(portico.wait_for_log("worker 0 started (pid"));
+    REQUIRE(portico.wait_for_log("worker 1: started (pid"));
+    REQUIRE(portico.wait_for_log("worker 0: started (pid"));
     const std::string log = portico.log();
     INFO(log);
     const std::string warning = "large_send_buffer not used: the kernel grants " +

@@ -80,8 +80,8 @@ TEST_CASE("the master tells NOTIFY_SOCKET: ready, reloading then ready, stopping
     CHECK(contains(*ready, "STATUS=2 workers accepting on 127.0.0.1:0"));
     // Sent once both workers accept, not at the fork: each logged its start
     // before telling the master.
-    CHECK(contains(portico.log(), "worker 0 started"));
-    CHECK(contains(portico.log(), "worker 1 started"));
+    CHECK(contains(portico.log(), "worker 0: started"));
+    CHECK(contains(portico.log(), "worker 1: started"));
     auto health = fetch(portico.port(), "/health");
     REQUIRE(health);
     CHECK(health->status == 200);

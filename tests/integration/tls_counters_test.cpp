@@ -145,7 +145,7 @@ TEST_CASE("TLS handshakes are counted by result, with the time of the completed 
           "[metrics][tls]") {
     TlsSite site;
     Portico portico(site.config("combined"));
-    REQUIRE(portico.wait_for_log("worker 1 started"));
+    REQUIRE(portico.wait_for_log("worker 1: started"));
     uint16_t port = tls_port(portico);
     uint16_t metrics = metrics_port(portico);
     std::string ticket = site.dir.path() + "/session";

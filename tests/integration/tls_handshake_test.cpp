@@ -367,7 +367,7 @@ TEST_CASE("tls: session tickets resume on every worker, TLS 1.3 and 1.2, and acr
                           "", "workers = 2\n");
     };
     Portico portico(config("fine\\n"));
-    REQUIRE(portico.wait_for_log("worker 1 started"));
+    REQUIRE(portico.wait_for_log("worker 1: started"));
     uint16_t port = tls_port(portico);
 
     // SO_REUSEPORT spreads connections by their address hash: 16 resumed

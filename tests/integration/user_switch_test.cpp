@@ -124,7 +124,7 @@ TEST_CASE("a worker that cannot switch users exits and never serves as root", "[
     Client client(portico.port());
     client.send("GET /public.txt HTTP/1.1\r\nHost: test\r\n\r\n");
     CHECK_FALSE(client.read_response(500ms));
-    CHECK(portico.log().find("worker 0 started") == std::string::npos);
+    CHECK(portico.log().find("worker 0: started") == std::string::npos);
 }
 
 TEST_CASE("the master binds a port below 1024 and workers running as nobody serve it", "[user]") {

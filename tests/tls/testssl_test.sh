@@ -85,7 +85,7 @@ pid=$!
 port=
 for _ in $(seq 100); do
   port=$(sed -n 's/.*(port \([0-9]*\)) for TLS.*/\1/p' error.log | head -1)
-  [ -n "$port" ] && grep -q "worker 0 started" error.log && break
+  [ -n "$port" ] && grep -q "worker 0: started" error.log && break
   kill -0 "$pid" 2>/dev/null || { cat error.log; exit 1; }
   sleep 0.1
 done
