@@ -2,6 +2,8 @@
 
 #include <llhttp.h>
 
+#include <array>
+
 namespace portico::http {
 
 bool Request::is_head() const { return method == HTTP_HEAD; }
@@ -18,34 +20,23 @@ bool is_hex_digit(char c) {
     return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
 }
 
-// unreserved / sub-delims (RFC 3986 2.2, 2.3); '%' is checked apart.
-bool is_reg_name_char(char c) {
-    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) return true;
-    switch (c) {
-    case '-':
-    case '.':
-    case '_':
-    case '~':
-    case '!':
-    case '$':
-    case '&':
-    case '\'':
-    case '(':
-    case ')':
-    case '*':
-    case '+':
-    case ',':
-    case ';':
-    case '=':
-        return true;
-    default:
-        return false;
-    }
-}
+// A reg-name's characters (RFC 3986 3.2.2: unreserved, sub-delims, and '%'
+// of a pct-encoding), as a table: every request's Host goes through it, one
+// lookup a character.
+constexpr std::array<bool, 256> reg_name_chars = [] {
+    std::array<bool, 256> table{};
+    for (char c = 'a'; c <= 'z'; ++c) table[static_cast<unsigned char>(c)] = true;
+    for (char c = 'A'; c <= 'Z'; ++c) table[static_cast<unsigned char>(c)] = true;
+    for (char c = '0'; c <= '9'; ++c) table[static_cast<unsigned char>(c)] = true;
+    for (char c : std::string_view("-._~!$&'()*+,;=%")) table[static_cast<unsigned char>(c)] = true;
+    return table;
+}();
 
-bool is_valid_port(std::string_view port) {
-    if (port.size() > 5) return false;
-    for (char c : port)
+// ":" and at most five digits, or nothing.
+bool is_valid_port_part(std::string_view rest) {
+    if (rest.empty()) return true;
+    if (rest.front() != ':' || rest.size() > 6) return false;
+    for (char c : rest.substr(1))
         if (c < '0' || c > '9') return false;
     return true;
 }
@@ -54,29 +45,27 @@ bool is_valid_port(std::string_view port) {
 
 bool is_valid_host(std::string_view host) {
     if (host.empty()) return true;
-    std::string_view name;
-    std::string_view rest;
-    if (host.front() == '[') {
+    if (host.front() == '[') {  // an IPv6 (or IPvFuture) literal
         size_t close = host.find(']');
         if (close == std::string_view::npos || close < 2) return false;
         for (char c : host.substr(1, close - 1))
             if (!is_hex_digit(c) && c != ':' && c != '.') return false;
-        rest = host.substr(close + 1);
-    } else {
-        size_t colon = host.find(':');
-        name = host.substr(0, colon);
-        rest = colon == std::string_view::npos ? std::string_view() : host.substr(colon);
-        if (name.empty() || name.find("..") != std::string_view::npos) return false;
-        for (size_t i = 0; i < name.size(); ++i) {
-            if (is_reg_name_char(name[i])) continue;
-            if (name[i] != '%' || i + 2 >= name.size() || !is_hex_digit(name[i + 1]) ||
-                !is_hex_digit(name[i + 2]))
+        return is_valid_port_part(host.substr(close + 1));
+    }
+    size_t i = 0;
+    char previous = '\0';
+    for (; i < host.size() && host[i] != ':'; ++i) {
+        char c = host[i];
+        if (!reg_name_chars[static_cast<unsigned char>(c)]) return false;
+        if (c == '.' && previous == '.') return false;  // nginx refuses "..", as a path would climb
+        if (c == '%') {
+            if (i + 2 >= host.size() || !is_hex_digit(host[i + 1]) || !is_hex_digit(host[i + 2]))
                 return false;
             i += 2;
         }
+        previous = c;
     }
-    if (rest.empty()) return true;
-    return rest.front() == ':' && is_valid_port(rest.substr(1));
+    return i > 0 && is_valid_port_part(host.substr(i));
 }
 
 void Request::reset() {

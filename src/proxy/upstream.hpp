@@ -46,7 +46,7 @@ struct UpstreamServer {
     // least_conn's measure: requests being answered by it now.
     uint32_t active_requests = 0;
     uint32_t open_connections = 0;  // open or opening, idle ones included
-    core::LogThrottle failure_log;      // its failures: a line a second at most
+    core::LogThrottle failure_log;  // its failures: a line a second at most
     // Idle pool: a doubly linked list, most recently used first.
     UpstreamConnection* idle_head = nullptr;
     uint32_t idle_count = 0;

@@ -35,7 +35,8 @@ TEST_CASE("an upstream failing every request is logged once a second, with a cou
     auto lines_about = [&](const std::string& text) {
         std::string log = portico.log();
         size_t count = 0;
-        for (size_t at = log.find(text); at != std::string::npos; at = log.find(text, at + 1)) ++count;
+        for (size_t at = log.find(text); at != std::string::npos; at = log.find(text, at + 1))
+            ++count;
         return count;
     };
     const std::string failure_line = "upstream 'app' server " + closed + ": Connection refused";

@@ -26,7 +26,8 @@ namespace portico::test {
 class FakeExchange final : public http::Exchange {
 public:
     // The request's views point into `head_bytes`, kept here.
-    FakeExchange(std::string method, std::string path, std::vector<std::pair<std::string, std::string>> headers = {})
+    FakeExchange(std::string method, std::string path,
+                 std::vector<std::pair<std::string, std::string>> headers = {})
         : method_(std::move(method)), path_(std::move(path)), header_text_(std::move(headers)) {
         request_.method_name = method_;
         request_.target = path_;
@@ -67,6 +68,18 @@ public:
     void drain() {
         pending = false;
         if (listener) listener->on_output_drained();
+    }
+    // The request has a body of `length` bytes (Content-Length).
+    void set_body_length(uint64_t length) {
+        request_.has_content_length = true;
+        request_.content_length = length;
+    }
+    // The client's body, as the codec would deliver it; false: held back.
+    bool deliver_body(std::string_view data) {
+        return listener == nullptr || listener->on_request_body(data);
+    }
+    void complete_request() {
+        if (listener) listener->on_request_complete();
     }
     // The client goes away.
     void go_away() {
@@ -125,7 +138,8 @@ public:
     void resume_request_body() override { ++resumes; }
     bool output_pending() const override { return pending; }
     void switch_protocols() override { switched = true; }
-    void set_upstream_timing(uint64_t upstream, uint64_t connect, std::string_view server) override {
+    void set_upstream_timing(uint64_t upstream, uint64_t connect,
+                             std::string_view server) override {
         upstream_ns = upstream;
         connect_ns = connect;
         upstream_server = server;

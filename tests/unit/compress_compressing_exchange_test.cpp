@@ -38,8 +38,10 @@ public:
         shared_ = metrics::SharedCounters::create(metrics::capacity_for(whole_), error);
         REQUIRE(shared_);
         shared_->register_names(whole_);
-        counters_ = std::make_unique<metrics::WorkerCounters>(shared_->attach(shared_->lease_slot(0).slot, whole_));
-        filter_ = std::make_unique<compress::CompressionFilter>(config_, cache_, blocks_, memory_, *counters_);
+        counters_ = std::make_unique<metrics::WorkerCounters>(
+            shared_->attach(shared_->lease_slot(0).slot, whole_));
+        filter_ = std::make_unique<compress::CompressionFilter>(config_, cache_, blocks_, memory_,
+                                                                *counters_);
     }
     http::Exchange& wrap(FakeExchange& client) { return filter_->wrap(client); }
 
@@ -62,7 +64,8 @@ const std::string page = [] {
 
 }  // namespace
 
-TEST_CASE("compress filter: a streamed text response is compressed, its head changed", "[compress]") {
+TEST_CASE("compress filter: a streamed text response is compressed, its head changed",
+          "[compress]") {
     Filter filter;
     FakeExchange client("GET", "/page", {{"Accept-Encoding", "gzip"}});
     http::Exchange& exchange = filter.wrap(client);
@@ -111,11 +114,24 @@ TEST_CASE("compress filter: what must go out as it is passes unchanged", "[compr
     };
     const std::vector<Case> cases = {
         {"a type not in types", 200, {{"Content-Type", "image/png"}}, page},
-        {"Cache-Control: no-transform", 200, {{"Content-Type", "text/html"}, {"Cache-Control", "no-transform"}}, page},
-        {"already encoded", 200, {{"Content-Type", "text/html"}, {"Content-Encoding", "gzip"}}, page},
+        {"Cache-Control: no-transform",
+         200,
+         {{"Content-Type", "text/html"}, {"Cache-Control", "no-transform"}},
+         page},
+        {"already encoded",
+         200,
+         {{"Content-Type", "text/html"}, {"Content-Encoding", "gzip"}},
+         page},
         {"below min_length", 200, {{"Content-Type", "text/html"}}, "short"},
-        {"a 206", 206, {{"Content-Type", "text/html"}, {"Content-Range", "bytes 0-9/100"}}, page.substr(0, 10)},
-        {"a client that accepts no coding we have", 200, {{"Content-Type", "text/html"}}, page, "identity"},
+        {"a 206",
+         206,
+         {{"Content-Type", "text/html"}, {"Content-Range", "bytes 0-9/100"}},
+         page.substr(0, 10)},
+        {"a client that accepts no coding we have",
+         200,
+         {{"Content-Type", "text/html"}},
+         page,
+         "identity"},
     };
     for (const Case& c : cases) {
         INFO(c.name);
@@ -129,7 +145,8 @@ TEST_CASE("compress filter: what must go out as it is passes unchanged", "[compr
         CHECK(client.status == std::optional<int>(c.status));
         CHECK(client.content_length == std::optional<uint64_t>(c.body.size()));
         CHECK(client.body == c.body);
-        CHECK(client.header("content-encoding") == (c.name == std::string("already encoded") ? "gzip" : ""));
+        CHECK(client.header("content-encoding") ==
+              (c.name == std::string("already encoded") ? "gzip" : ""));
     }
 }
 

@@ -50,5 +50,6 @@ TEST_CASE("a port in use is explained: another listener, or only connections by 
     // The server side closes first: its end waits in FIN_WAIT2, then TIME_WAIT.
     accepted.reset();
     client.reset();
-    CHECK_THAT(describe_port_holders(port), Catch::Contains("TIME_WAIT") || Catch::Contains("FIN_WAIT"));
+    CHECK_THAT(describe_port_holders(port),
+               Catch::Contains("TIME_WAIT") || Catch::Contains("FIN_WAIT"));
 }

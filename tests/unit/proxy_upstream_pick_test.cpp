@@ -44,14 +44,15 @@ public:
         config.max_connections = max_connections;
         config.fail_timeout = std::chrono::milliseconds(50);
         for (size_t i = 0; i < count; ++i)
-            config.servers.push_back(*config::parse_socket_address("127.0.0.1:" + std::to_string(3000 + i),
-                                                                   config::HostNames::refused));
+            config.servers.push_back(*config::parse_socket_address(
+                "127.0.0.1:" + std::to_string(3000 + i), config::HostNames::refused));
         whole_.upstreams.push_back(config);
         std::string error;
         shared_ = metrics::SharedCounters::create(metrics::capacity_for(whole_), error);
         REQUIRE(shared_);
         shared_->register_names(whole_);
-        counters_ = std::make_unique<metrics::WorkerCounters>(shared_->attach(shared_->lease_slot(0).slot, whole_));
+        counters_ = std::make_unique<metrics::WorkerCounters>(
+            shared_->attach(shared_->lease_slot(0).slot, whole_));
         uv_loop_init(&loop_);
         poller_ = std::make_unique<core::IoPoller>(&loop_);
         upstream_ = std::make_unique<proxy::Upstream>(*poller_, whole_.upstreams[0], 0, *counters_);
@@ -170,7 +171,8 @@ TEST_CASE("upstream pick: a lone server is never marked down (nginx)", "[proxy]"
     CHECK(balancer.pick() == 3000);
 }
 
-TEST_CASE("upstream pick: every server down, the first to come back is tried, then the next", "[proxy]") {
+TEST_CASE("upstream pick: every server down, the first to come back is tried, then the next",
+          "[proxy]") {
     Balancer balancer(2);
     balancer.upstream().report_failure(*balancer.server(3001), metrics::UpstreamError::connect);
     balancer.advance(20ms);
