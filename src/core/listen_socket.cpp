@@ -67,9 +67,9 @@ std::string describe_port_holders(uint16_t port) {
            "); wait for them to close (TIME_WAIT lasts 60 s) or change [server] listen";
 }
 
-UniqueFd open_listen_socket(const config::SocketAddress& address, uint16_t* port,
-                            std::string& error) {
-    sockaddr_storage storage = address.storage;
+UniqueFd open_listen_socket(const sockaddr_storage& address, socklen_t length,
+                            const std::string& text, uint16_t* port, std::string& error) {
+    sockaddr_storage storage = address;
     if (get_port(storage) == 0 && *port != 0) set_port(storage, *port);
 
     UniqueFd fd(::socket(storage.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
@@ -90,14 +90,14 @@ UniqueFd open_listen_socket(const config::SocketAddress& address, uint16_t* port
     int defer_seconds = 1;
     ::setsockopt(fd.get(), IPPROTO_TCP, TCP_DEFER_ACCEPT, &defer_seconds, sizeof defer_seconds);
 
-    if (::bind(fd.get(), reinterpret_cast<const sockaddr*>(&storage), address.length) != 0) {
+    if (::bind(fd.get(), reinterpret_cast<const sockaddr*>(&storage), length) != 0) {
         int bind_error = errno;
-        error = "bind(" + address.text + "): " + std::strerror(bind_error);
+        error = "bind(" + text + "): " + std::strerror(bind_error);
         if (bind_error == EADDRINUSE) error += " (" + describe_port_holders(get_port(storage)) + ")";
         return {};
     }
     if (::listen(fd.get(), 4096) != 0) {
-        error = "listen(" + address.text + "): " + std::strerror(errno);
+        error = "listen(" + text + "): " + std::strerror(errno);
         return {};
     }
     sockaddr_storage bound{};
