@@ -4,12 +4,10 @@
 #include <memory>
 #include <string>
 
-#include <spdlog/spdlog.h>
-
 #include "cli/stats_command.hpp"
 #include "config/config.hpp"
-#include "core/log.hpp"
 #include "tls/server_tls.hpp"
+#include "worker/error_log.hpp"
 #include "worker/master.hpp"
 
 namespace {
@@ -74,7 +72,7 @@ int main(int argc, char** argv) {
         return 0;
     }
     auto config = std::make_unique<portico::config::Config>(std::move(*loaded.config));
-    portico::core::open_error_log(config->log, "master");
+    portico::worker::open_error_log(config->log, "master");
     portico::worker::Master master(config_path, std::move(config));
     return master.run();
 }

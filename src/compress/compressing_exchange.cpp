@@ -4,9 +4,8 @@
 
 #include <cerrno>
 
-#include <spdlog/spdlog.h>
-
 #include "compress/compression_filter.hpp"
+#include "core/log.hpp"
 #include "http/header_text.hpp"
 
 namespace portico::compress {
@@ -176,8 +175,8 @@ void CompressingExchange::commit_stream() {
             commit_compressed(std::nullopt);
             return;
         }
-        spdlog::error("no memory for a {} encoder; {} goes out uncompressed",
-                      config::coding_name(*coding_), request().target);
+        log::error("no memory for a {} encoder; {} goes out uncompressed",
+                   config::coding_name(*coding_), request().target);
     }
     commit_as_is(treatment != Treatment::as_is);
 }
@@ -223,8 +222,8 @@ std::shared_ptr<const std::string> CompressingExchange::compressed_whole(const W
     }
     std::optional<std::string> compressed = compress_whole(*coding_, level, source);
     if (!compressed) {
-        spdlog::error("{} compression of {} failed; it goes out uncompressed",
-                      config::coding_name(*coding_), request().target);
+        log::error("{} compression of {} failed; it goes out uncompressed",
+                   config::coding_name(*coding_), request().target);
         return nullptr;
     }
     auto bytes = std::make_shared<const std::string>(std::move(*compressed));
@@ -440,8 +439,8 @@ void CompressingExchange::finish_stream(std::string_view last_piece) {
 }
 
 void CompressingExchange::fail(const char* what) {
-    spdlog::error("compressing the response to {} failed: {}; closing the connection",
-                  request().target, what);
+    log::error("compressing the response to {} failed: {}; closing the connection",
+               request().target, what);
     http::ExchangeListener* listener = listener_;
     abort();
     // abort() ends the connection without telling a listener: the handler

@@ -9,7 +9,7 @@
 #include <string>
 #include <utility>
 
-#include <spdlog/spdlog.h>
+#include "core/log.hpp"
 
 namespace portico::core {
 
@@ -69,7 +69,7 @@ void IoPoller::turn(int timeout_ms) {
     int count = ::epoll_wait(epoll_fd_, ready, events_per_turn, timeout_ms);
     if (count < 0) {
         // EINTR: a signal, which libuv's handler made its backend ready for.
-        if (errno != EINTR) spdlog::error("epoll_wait: {}", std::strerror(errno));
+        if (errno != EINTR) log::error("epoll_wait: {}", std::strerror(errno));
         count = 0;
     }
     // The time timers are armed from, as libuv keeps it after its own wait.

@@ -30,9 +30,9 @@ uint16_t get_port(const sockaddr_storage& storage) {
 }
 
 // The TCP states of /proc/net/tcp's "st" column, in kernel order.
-constexpr const char* tcp_state_names[] = {"",           "ESTABLISHED", "SYN_SENT",  "SYN_RECV",
-                                           "FIN_WAIT1",  "FIN_WAIT2",   "TIME_WAIT", "CLOSE",
-                                           "CLOSE_WAIT", "LAST_ACK",    "LISTEN",    "CLOSING"};
+constexpr const char* tcp_state_names[] = {"",          "ESTABLISHED", "SYN_SENT",   "SYN_RECV",
+                                           "FIN_WAIT1", "FIN_WAIT2",   "TIME_WAIT",  "CLOSE",
+                                           "CLOSE_WAIT", "LAST_ACK",   "LISTEN",     "CLOSING"};
 
 }  // namespace
 
@@ -62,16 +62,14 @@ std::string describe_port_holders(uint16_t port) {
         if (!held.empty()) held += ", ";
         held += std::to_string(counts[state]) + " " + tcp_state_names[state];
     }
-    if (held.empty())
-        return "the port is in use (in another network namespace, or bound without listening); "
-               "change [server] listen";
+    if (held.empty()) return "the port is in use (in another network namespace, or bound without listening); change [server] listen";
     return "no server listens on it, but connections still use it as their local port (" + held +
            "); wait for them to close (TIME_WAIT lasts 60 s) or change [server] listen";
 }
 
-UniqueFd open_listen_socket(const config::SocketAddress& address, uint16_t* port,
-                            std::string& error) {
-    sockaddr_storage storage = address.storage;
+UniqueFd open_listen_socket(const sockaddr_storage& address, socklen_t length,
+                            const std::string& text, uint16_t* port, std::string& error) {
+    sockaddr_storage storage = address;
     if (get_port(storage) == 0 && *port != 0) set_port(storage, *port);
 
     UniqueFd fd(::socket(storage.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
@@ -92,15 +90,14 @@ UniqueFd open_listen_socket(const config::SocketAddress& address, uint16_t* port
     int defer_seconds = 1;
     ::setsockopt(fd.get(), IPPROTO_TCP, TCP_DEFER_ACCEPT, &defer_seconds, sizeof defer_seconds);
 
-    if (::bind(fd.get(), reinterpret_cast<const sockaddr*>(&storage), address.length) != 0) {
+    if (::bind(fd.get(), reinterpret_cast<const sockaddr*>(&storage), length) != 0) {
         int bind_error = errno;
-        error = "bind(" + address.text + "): " + std::strerror(bind_error);
-        if (bind_error == EADDRINUSE)
-            error += " (" + describe_port_holders(get_port(storage)) + ")";
+        error = "bind(" + text + "): " + std::strerror(bind_error);
+        if (bind_error == EADDRINUSE) error += " (" + describe_port_holders(get_port(storage)) + ")";
         return {};
     }
     if (::listen(fd.get(), 4096) != 0) {
-        error = "listen(" + address.text + "): " + std::strerror(errno);
+        error = "listen(" + text + "): " + std::strerror(errno);
         return {};
     }
     sockaddr_storage bound{};

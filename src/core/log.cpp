@@ -1,45 +1,45 @@
 #include "core/log.hpp"
 
-#include <spdlog/sinks/basic_file_sink.h>
-#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
 
-namespace portico::core {
+#include <exception>
+
+namespace portico::log {
 
 namespace {
 
-spdlog::level::level_enum to_spdlog(config::LogLevel level) {
-    switch (level) {
-    case config::LogLevel::trace: return spdlog::level::trace;
-    case config::LogLevel::debug: return spdlog::level::debug;
-    case config::LogLevel::info: return spdlog::level::info;
-    case config::LogLevel::warn: return spdlog::level::warn;
-    case config::LogLevel::error: return spdlog::level::err;
-    }
-    return spdlog::level::info;
+static_assert(static_cast<int>(Level::trace) == spdlog::level::trace);
+static_assert(static_cast<int>(Level::debug) == spdlog::level::debug);
+static_assert(static_cast<int>(Level::info) == spdlog::level::info);
+static_assert(static_cast<int>(Level::warn) == spdlog::level::warn);
+static_assert(static_cast<int>(Level::error) == spdlog::level::err);
+static_assert(static_cast<int>(Level::critical) == spdlog::level::critical);
+
+spdlog::level::level_enum to_spdlog(Level level) {
+    return static_cast<spdlog::level::level_enum>(level);
 }
 
 }  // namespace
 
-void open_error_log(const config::LogConfig& log, const std::string& role) {
-    std::shared_ptr<spdlog::logger> logger;
-    if (log.error == "stderr") {
-        logger = std::make_shared<spdlog::logger>(
-            "error", std::make_shared<spdlog::sinks::stderr_sink_mt>());
-    } else {
-        try {
-            logger = std::make_shared<spdlog::logger>(
-                "error", std::make_shared<spdlog::sinks::basic_file_sink_mt>(log.error));
-        } catch (const spdlog::spdlog_ex& e) {
-            // Keep logging somewhere the operator will look.
-            logger = std::make_shared<spdlog::logger>(
-                "error", std::make_shared<spdlog::sinks::stderr_sink_mt>());
-            logger->error("cannot open error log '{}': {}; logging to stderr", log.error, e.what());
-        }
-    }
-    logger->set_pattern("%Y/%m/%d %H:%M:%S.%e [%l] " + role + ": %v");
-    logger->set_level(to_spdlog(log.level));
-    logger->flush_on(spdlog::level::trace);
-    spdlog::set_default_logger(std::move(logger));
+bool enabled(Level level) noexcept {
+    return spdlog::default_logger_raw()->should_log(to_spdlog(level));
 }
 
-}  // namespace portico::core
+void write(Level level, fmt::string_view format, fmt::format_args args) noexcept {
+    spdlog::logger* logger = spdlog::default_logger_raw();
+    // What spdlog::logger::log(level, fmt, args...) does: format into a
+    // stack buffer, then log the text (which catches the sinks' exceptions).
+    fmt::memory_buffer line;
+    try {
+        fmt::vformat_to(fmt::appender(line), format, args);
+    } catch (const std::exception& e) {
+        logger->log(spdlog::level::err, "cannot format a log line ('{}'): {}",
+                    std::string_view(format.data(), format.size()), e.what());
+        return;
+    } catch (...) {
+        return;
+    }
+    logger->log(to_spdlog(level), spdlog::string_view_t(line.data(), line.size()));
+}
+
+}  // namespace portico::log

@@ -1,18 +1,58 @@
-// The error log: spdlog's default logger, to stderr or a file, tagged with the
-// process role ("master", "worker 0") so one stream from several processes
-// stays readable. (The access log is its own async logger: metrics issue.)
+// The error log, as the code writes to it: a level check and one call into
+// log.cpp, over fmt/core.h only, so that a file that logs does not compile
+// spdlog's and fmt/format.h's templates. The logger behind it is spdlog's
+// default logger (worker/error_log.hpp opens it, to stderr or a file, tagged
+// with the process role). The access log is its own async logger: metrics.
 #pragma once
 
-#include <spdlog/spdlog.h>
+#include <fmt/core.h>
 
-#include <string>
+#include <utility>
 
-#include "config/config.hpp"
+namespace portico::log {
 
-namespace portico::core {
+// In spdlog's order (spdlog::level::level_enum), which log.cpp checks.
+enum class Level { trace, debug, info, warn, error, critical };
 
-// (Re)creates the error logger; called at start, after fork with the
-// worker's role, and on SIGUSR1 so logrotate's moved file is let go.
-void open_error_log(const config::LogConfig& log, const std::string& role);
+// Whether the error log takes lines of this level now.
+bool enabled(Level level) noexcept;
 
-}  // namespace portico::core
+// Formats the line and hands it to the error log (no level check).
+void write(Level level, fmt::string_view format, fmt::format_args args) noexcept;
+
+template <typename... Args>
+void log(Level level, fmt::format_string<Args...> format, Args&&... args) {
+    if (enabled(level)) write(level, format, fmt::make_format_args(args...));
+}
+
+template <typename... Args>
+void trace(fmt::format_string<Args...> format, Args&&... args) {
+    log(Level::trace, format, std::forward<Args>(args)...);
+}
+
+template <typename... Args>
+void debug(fmt::format_string<Args...> format, Args&&... args) {
+    log(Level::debug, format, std::forward<Args>(args)...);
+}
+
+template <typename... Args>
+void info(fmt::format_string<Args...> format, Args&&... args) {
+    log(Level::info, format, std::forward<Args>(args)...);
+}
+
+template <typename... Args>
+void warn(fmt::format_string<Args...> format, Args&&... args) {
+    log(Level::warn, format, std::forward<Args>(args)...);
+}
+
+template <typename... Args>
+void error(fmt::format_string<Args...> format, Args&&... args) {
+    log(Level::error, format, std::forward<Args>(args)...);
+}
+
+template <typename... Args>
+void critical(fmt::format_string<Args...> format, Args&&... args) {
+    log(Level::critical, format, std::forward<Args>(args)...);
+}
+
+}  // namespace portico::log

@@ -7,8 +7,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include <spdlog/spdlog.h>
-
+#include "core/log.hpp"
 #include "http/request_routing.hpp"
 #include "http/status.hpp"
 
@@ -43,7 +42,7 @@ void ClientConnection::start(ServerContext& server, int fd, const PeerAddress& p
     if (tls) {
         SSL* session = server.tls->new_session(fd);
         if (session == nullptr) {
-            spdlog::error("no memory for a TLS session; closing the connection");
+            log::error("no memory for a TLS session; closing the connection");
             connection->close();
             return;
         }
@@ -155,8 +154,10 @@ void ClientConnection::update_poll() {
     if (output_blocked_) events |= core::io_writable;
     if (tls_) [[unlikely]] events = tls_poll_events(events);
     if (!io_.watch(events)) {
-        spdlog::error("epoll_ctl on a client socket: {}; closing the connection (raise "
-                      "fs.epoll.max_user_watches or lower max_connections)", std::strerror(errno));
+        log::error(
+            "epoll_ctl on a client socket: {}; closing the connection (raise "
+            "fs.epoll.max_user_watches or lower max_connections)",
+            std::strerror(errno));
         close();
     }
 }
@@ -182,7 +183,7 @@ void ClientConnection::on_readable() {
     ssize_t received = receive(input_ + input_filled_, input_capacity() - input_filled_);
     if (received < 0) {
         if (errno != EAGAIN && errno != EINTR) {
-            if (tls_) spdlog::debug("TLS connection from a client ends: {}", tls_->failure());
+            if (tls_) log::debug("TLS connection from a client ends: {}", tls_->failure());
             close();
             return;
         }
@@ -265,7 +266,7 @@ void ClientConnection::on_timeout() {
         return;
     case State::active:
         if (output_blocked_) {
-            spdlog::debug("closing a client that read nothing for send_timeout");
+            log::debug("closing a client that read nothing for send_timeout");
             close();
         } else if (!r_->body_complete) {
             fail(408, "request body stalled longer than body_timeout");
@@ -414,7 +415,7 @@ bool ClientConnection::on_request_body(std::string_view data) {
 }
 
 void ClientConnection::fail(int status, const char* reason) {
-    spdlog::debug("client error {}: {}", status, reason);
+    log::debug("client error {}: {}", status, reason);
     // The handler's exchange ends here, whatever it was waiting for.
     if (ExchangeListener* listener = std::exchange(r_->listener, nullptr)) listener->on_client_gone();
     discard_input_ = true;
@@ -602,8 +603,8 @@ bool ClientConnection::finish_handshake() {
     }
     // An internet-facing port sees failed handshakes all day: debug only.
     char ip[INET6_ADDRSTRLEN];
-    spdlog::debug("TLS handshake with {} failed: {}", format_ip(peer_, ip, sizeof ip),
-                  tls_->failure());
+    log::debug("TLS handshake with {} failed: {}", format_ip(peer_, ip, sizeof ip),
+               tls_->failure());
     if (tls_->plain_http_received()) answer_plain_http();
     else close();
     return false;

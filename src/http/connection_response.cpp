@@ -4,11 +4,10 @@
 #include <netinet/tcp.h>
 #include <sys/socket.h>
 
-#include <spdlog/spdlog.h>
-
 #include <utility>
 
 #include "http/chunked_coding.hpp"
+#include "core/log.hpp"
 #include "http/connection.hpp"
 #include "http/request_record.hpp"
 #include "http/status.hpp"
@@ -92,8 +91,8 @@ void ClientConnection::commit_head() {
 // The handler hears that its client is gone, so it stops; what it still
 // sends finds the response ended and is dropped.
 void ClientConnection::answer_head_overflow() {
-    spdlog::error("response head for {} exceeds {} bytes; answering 502",
-                  r_->parser.request().target, server_.buffers.block_size());
+    log::error("response head for {} exceeds {} bytes; answering 502", r_->parser.request().target,
+               server_.buffers.block_size());
     ExchangeListener* listener = std::exchange(r_->listener, nullptr);
     r_->head_committed = false;
     r_->chunked_response = false;
@@ -153,8 +152,8 @@ void ClientConnection::queue_chunk(std::span<const std::string_view> pieces, boo
     if (head_size + r_->chunk_lines_used + max_chunk_size_line > server_.buffers.block_size()) {
         // Only a handler that keeps sending while its output is pending gets
         // here (hundreds of chunks queued): its client gets a cut response.
-        spdlog::error("too many chunks queued for {}; closing the connection",
-                      r_->parser.request().target);
+        log::error("too many chunks queued for {}; closing the connection",
+                   r_->parser.request().target);
         record_request(r_->response_status);
         close();  // the handler hears on_client_gone
         return;

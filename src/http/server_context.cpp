@@ -8,9 +8,8 @@
 #include <cstring>
 #include <fstream>
 
-#include <spdlog/spdlog.h>
-
 #include "compress/compression_filter.hpp"
+#include "core/log.hpp"
 #include "http/respond_handler.hpp"
 #include "proxy/proxy_handler.hpp"
 #include "static/static_handler.hpp"
@@ -104,15 +103,16 @@ void ServerContext::set_large_send_buffer(uint64_t wanted) {
     bool first_worker = worker_index == 0;
     if (!read_back) {
         if (first_worker)
-            spdlog::warn("large_send_buffer not used: could not ask the kernel what it grants ({})",
-                         std::strerror(probe_error));
+            log::warn("large_send_buffer not used: could not ask the kernel what it grants ({})",
+                      std::strerror(probe_error));
         return;
     }
     if (static_cast<uint64_t>(granted) <= autotuned) {
         if (first_worker)
-            spdlog::warn("large_send_buffer not used: the kernel grants {} bytes for it, no more "
-                         "than autotuning's {} (raise net.core.wmem_max to use it)",
-                         granted, autotuned);
+            log::warn(
+                "large_send_buffer not used: the kernel grants {} bytes for it, no more "
+                "than autotuning's {} (raise net.core.wmem_max to use it)",
+                granted, autotuned);
         return;
     }
     large_send_buffer = asked;

@@ -1,10 +1,9 @@
 #include "http2/session.hpp"
 
-#include <spdlog/spdlog.h>
-
 #include <algorithm>
 #include <cstring>
 
+#include "core/log.hpp"
 #include "core/small_blocks.hpp"
 
 
@@ -147,8 +146,8 @@ void Session::drain() {
 
 void Session::terminate(uint32_t code, const char* why) {
     char ip[INET6_ADDRSTRLEN];
-    spdlog::info("HTTP/2 client {} {}: GOAWAY and close",
-                 http::format_ip(transport_.peer(), ip, sizeof ip), why);
+    log::info("HTTP/2 client {} {}: GOAWAY and close",
+              http::format_ip(transport_.peer(), ip, sizeof ip), why);
     nghttp2_session_terminate_session(session_, code);
     terminated_ = true;
 }
@@ -186,7 +185,7 @@ void Session::receive(const char* bytes, size_t size) {
     }
     receiving_ = false;
     if (used < 0) {
-        spdlog::debug("HTTP/2 input refused: {}", nghttp2_strerror(static_cast<int>(used)));
+        log::debug("HTTP/2 input refused: {}", nghttp2_strerror(static_cast<int>(used)));
         // Not a client of ours (a bad preface), or one that does not read
         // what it asks for (acknowledgements piling up): nothing to tell it.
         if (used == NGHTTP2_ERR_BAD_CLIENT_MAGIC || used == NGHTTP2_ERR_FLOODED) {
@@ -483,7 +482,7 @@ void Session::send() {
         send_again_ = false;
         uint64_t end_before = output_end();
         if (int failed = nghttp2_session_send(session_); failed != 0) {
-            spdlog::debug("HTTP/2 output failed: {}", nghttp2_strerror(failed));
+            log::debug("HTTP/2 output failed: {}", nghttp2_strerror(failed));
             sending_ = false;
             ended_ = true;
             transport_.end_session();
@@ -601,7 +600,7 @@ void Session::on_timeout() {
         return;
     }
     if (stall_timer_armed_) {
-        spdlog::debug("closing an HTTP/2 client that read nothing for send_timeout");
+        log::debug("closing an HTTP/2 client that read nothing for send_timeout");
         ended_ = true;
         transport_.end_session();
         return;

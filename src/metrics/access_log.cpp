@@ -20,6 +20,8 @@
 #include <cstring>
 #include <utility>
 
+#include "core/log.hpp"
+
 namespace portico::metrics {
 
 namespace {
@@ -402,10 +404,11 @@ AccessLog::~AccessLog() {
 void AccessLog::report_dropped_lines() {
     uint64_t dropped = dropped_lines();
     if (dropped == reported_drops_) return;
-    spdlog::warn("access log '{}': {} lines lost since the last report: the disk fell more than "
-                 "{} lines behind; requests were served, their lines dropped. Check the disk "
-                 "holding the log, or log less (access_format)",
-                 config_.access, dropped - reported_drops_, queue_lines);
+    log::warn(
+        "access log '{}': {} lines lost since the last report: the disk fell more than "
+        "{} lines behind; requests were served, their lines dropped. Check the disk "
+        "holding the log, or log less (access_format)",
+        config_.access, dropped - reported_drops_, queue_lines);
     reported_drops_ = dropped;
 }
 
@@ -415,7 +418,7 @@ std::shared_ptr<spdlog::async_logger> AccessLog::open_logger() {
     if (config_.access != "stdout") {
         fd = ::open(config_.access.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
         if (fd < 0) {
-            spdlog::error("cannot open access log '{}': {}", config_.access, std::strerror(errno));
+            log::error("cannot open access log '{}': {}", config_.access, std::strerror(errno));
             return nullptr;
         }
         owned = true;

@@ -8,8 +8,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include <spdlog/spdlog.h>
-
+#include "core/log.hpp"
 #include "http/status.hpp"
 
 namespace portico::metrics {
@@ -74,7 +73,7 @@ bool AdminEndpoint::open(const config::SocketAddress& address, std::string& erro
                               : reinterpret_cast<sockaddr_in&>(bound).sin_port);
     socket_ = std::move(fd);
     address_ = address.text;
-    spdlog::info("metrics on {} (port {})", address.text, port);
+    log::info("metrics on {} (port {})", address.text, port);
     return true;
 }
 

@@ -1,11 +1,11 @@
 #include "metrics/admin_routes.hpp"
 
-#include <spdlog/spdlog.h>
 #include <uv.h>
 
 #include <array>
 #include <chrono>
 
+#include "core/log.hpp"
 #include "metrics/compare.hpp"
 #include "metrics/dashboard/dashboard_files.hpp"
 #include "metrics/render.hpp"
@@ -75,7 +75,7 @@ AdminResponse stats(const AdminRequest&, AdminContext& context) {
 AdminResponse reset(const AdminRequest&, AdminContext& context) {
     context.counters.reset();
     context.snapshots.counters_reset(uv_hrtime());
-    spdlog::info("counters reset through the metrics listener");
+    log::info("counters reset through the metrics listener");
     return {.status = 204};
 }
 
@@ -89,10 +89,10 @@ AdminResponse save_snapshot(const AdminRequest& request, AdminContext& context) 
     SavedSnapshots::Saved saved = context.snapshots.save(
         std::string(*name), context.counters.snapshot(), uv_hrtime(), unix_ms);
     if (saved.dropped)
-        spdlog::info("snapshot '{}' saved; the oldest, '{}', was dropped (at most {} are kept)",
-                     *name, *saved.dropped, SavedSnapshots::capacity);
+        log::info("snapshot '{}' saved; the oldest, '{}', was dropped (at most {} are kept)", *name,
+                  *saved.dropped, SavedSnapshots::capacity);
     else
-        spdlog::info("snapshot '{}' saved", *name);
+        log::info("snapshot '{}' saved", *name);
     return json(201, render_snapshot_saved_json(saved));
 }
 

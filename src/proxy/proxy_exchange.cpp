@@ -7,8 +7,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include <spdlog/spdlog.h>
-
+#include "core/log.hpp"
 #include "http/chunked_coding.hpp"
 #include "http/status.hpp"
 #include "proxy/forwarded_head.hpp"
@@ -92,7 +91,7 @@ void ProxyExchange::attempt() {
                                 server_->entry->text, location.preserve_host, websocket_,
                                 upstream_.config().keepalive > 0);
     if (head.overflowed()) {
-        spdlog::error("request head for {} too large to forward", exchange_->request().target);
+        log::error("request head for {} too large to forward", exchange_->request().target);
         exchange_->respond_text(502, http::status_text(502));
         exchange_ = nullptr;
         finish();
@@ -527,15 +526,15 @@ void ProxyExchange::fail(metrics::UpstreamError failure, const char* what) {
     if (!response_byte_seen_ && retry_on_fresh_connection()) return;
     bool connect_failed = failure == metrics::UpstreamError::connect;
     if (uint64_t left_out = 0; server_->failure_log.allow(uv_now(poller_.loop()), left_out)) {
-        const char* kind = connect_failed                               ? "connect"
+        const char* kind = connect_failed                                 ? "connect"
                            : failure == metrics::UpstreamError::timeout ? "timeout"
                            : failure == metrics::UpstreamError::reset   ? "reset"
                                                                         : "bad response";
         if (left_out == 0)
-            spdlog::error("upstream '{}' server {}: {} ({})", upstream_.config().name,
-                          server_->name, what, kind);
+            log::error("upstream '{}' server {}: {} ({})", upstream_.config().name, server_->name,
+                       what, kind);
         else
-            spdlog::error(
+            log::error(
                 "upstream '{}' server {}: {} ({}); {} more failure(s) of this server since the "
                 "last "
                 "line not logged",
@@ -572,8 +571,10 @@ bool ProxyExchange::retry_on_fresh_connection() {
     if (!is_idempotent(exchange_->request().method) && request_sent_) return false;
     retried_ = true;
     upstream_.counters().upstream_retried();
-    spdlog::info("upstream '{}' server {} closed a kept-alive connection as a request was sent; "
-                 "retrying on a new connection", upstream_.config().name, server_->name);
+    log::info(
+        "upstream '{}' server {} closed a kept-alive connection as a request was sent; "
+        "retrying on a new connection",
+        upstream_.config().name, server_->name);
     release_connection(false, true);
     int error = 0;
     connect_started_ns_ = uv_hrtime();
@@ -604,12 +605,13 @@ void ProxyExchange::on_wait_timeout() {
     Guard guard(*this);
     if (phase_ == Phase::done || !exchange_) return;
     if (upstream_.awaiting_addresses())
-        spdlog::warn("upstream '{}': no server name resolved within connect_timeout; answering 503",
-                     upstream_.config().name);
+        log::warn("upstream '{}': no server name resolved within connect_timeout; answering 503",
+                  upstream_.config().name);
     else
-        spdlog::warn("upstream '{}': every server at max_connections ({}) for connect_timeout; "
-                     "answering 503 (raise max_connections, or add servers)",
-                     upstream_.config().name, upstream_.config().max_connections);
+        log::warn(
+            "upstream '{}': every server at max_connections ({}) for connect_timeout; "
+            "answering 503 (raise max_connections, or add servers)",
+            upstream_.config().name, upstream_.config().max_connections);
     upstream_.counters().upstream_queue_timed_out(upstream_.index());
     std::exchange(exchange_, nullptr)->respond_text(503, http::status_text(503));
     finish();

@@ -1,11 +1,11 @@
 #include "proxy/server_resolver.hpp"
 
 #include <netdb.h>
-#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <cstring>
 
+#include "core/log.hpp"
 #include "proxy/upstream.hpp"
 
 namespace portico::proxy {
@@ -138,12 +138,12 @@ void ServerResolver::on_addresses(Lookup& lookup, std::vector<http::PeerAddress>
     const std::string& name = upstream_.config().servers[lookup.entry].text;
     lookup.answered = true;
     if (!lookup.failure.empty())
-        spdlog::info("upstream '{}' server {}: the name resolves again", upstream_.config().name,
-                     name);
+        log::info("upstream '{}' server {}: the name resolves again", upstream_.config().name,
+                  name);
     lookup.failure.clear();
     if (same_addresses(addresses, lookup.addresses)) return;
-    spdlog::info("upstream '{}' server {} resolves to {} (was {})", upstream_.config().name, name,
-                 describe(addresses), describe(lookup.addresses));
+    log::info("upstream '{}' server {} resolves to {} (was {})", upstream_.config().name, name,
+              describe(addresses), describe(lookup.addresses));
     lookup.addresses = std::move(addresses);
     upstream_.set_addresses(lookup.entry, lookup.addresses);
 }
@@ -156,7 +156,7 @@ void ServerResolver::on_failure(Lookup& lookup, const char* why) {
     lookup.answered = true;
     if (lookup.failure != why) {
         lookup.failure = why;
-        spdlog::warn(
+        log::warn(
             "upstream '{}' server {}: cannot resolve '{}' ({}); keeping its addresses: {} "
             "(logged once until this changes)",
             upstream_.config().name, upstream_.config().servers[lookup.entry].text,

@@ -5,8 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include <spdlog/spdlog.h>
-
+#include "core/log.hpp"
 #include "proxy/server_resolver.hpp"
 
 namespace portico::proxy {
@@ -115,9 +114,10 @@ UpstreamServer* Upstream::pick(const http::PeerAddress& client, const TriedServe
             return nullptr;
         }
         if (!all_down_warned_) {
-            spdlog::warn("upstream '{}': every server is marked down; trying {} anyway, the first "
-                         "to come back (logged once until a server answers)",
-                         config_.name, server.name);
+            log::warn(
+                "upstream '{}': every server is marked down; trying {} anyway, the first "
+                "to come back (logged once until a server answers)",
+                config_.name, server.name);
             all_down_warned_ = true;
         }
         return &server;
@@ -183,8 +183,8 @@ void Upstream::report_failure(UpstreamServer& server, metrics::UpstreamError kin
     if (++server.recent_failures >= config_.max_fails) {
         server.down_until_ms = now + window;
         server.recent_failures = 0;
-        spdlog::warn("upstream '{}' server {} marked down for {} ms after {} failure(s)",
-                     config_.name, server.name, window, config_.max_fails);
+        log::warn("upstream '{}' server {} marked down for {} ms after {} failure(s)", config_.name,
+                  server.name, window, config_.max_fails);
     }
 }
 

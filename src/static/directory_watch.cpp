@@ -6,7 +6,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include <spdlog/spdlog.h>
+#include "core/log.hpp"
 
 namespace portico::staticfiles {
 
@@ -61,9 +61,10 @@ DirectoryWatch::~DirectoryWatch() { io_.forget(); }
 void DirectoryWatch::report_unavailable(const char* what, int error) {
     if (unavailable_logged_) return;
     unavailable_logged_ = true;
-    spdlog::warn("{}: {}; cached files are checked again on every request instead (raise "
-                 "fs.inotify.max_user_instances or fs.inotify.max_user_watches)",
-                 what, std::strerror(error));
+    log::warn(
+        "{}: {}; cached files are checked again on every request instead (raise "
+        "fs.inotify.max_user_instances or fs.inotify.max_user_watches)",
+        what, std::strerror(error));
 }
 
 DirectoryWatch::Outcome DirectoryWatch::watch_parents(std::string_view root_key,

@@ -6,8 +6,7 @@
 #include <cerrno>
 #include <charconv>
 
-#include <spdlog/spdlog.h>
-
+#include "core/log.hpp"
 #include "static/conditional.hpp"
 
 namespace portico::staticfiles {
@@ -105,8 +104,9 @@ void FileCache::on_changed(std::string_view key, bool below_too) {
 }
 
 void FileCache::on_everything_changed() {
-    spdlog::warn("file change events were lost (inotify queue overflow); every cached file is "
-                 "opened again");
+    log::warn(
+        "file change events were lost (inotify queue overflow); every cached file is "
+        "opened again");
     entries_.clear();
 }
 

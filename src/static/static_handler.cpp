@@ -9,9 +9,8 @@
 #include <cstdio>
 #include <cstring>
 
-#include <spdlog/spdlog.h>
-
 #include "compress/accept_encoding.hpp"
+#include "core/log.hpp"
 #include "http/status.hpp"
 #include "static/conditional.hpp"
 #include "static/range.hpp"
@@ -52,8 +51,8 @@ Root open_root(const std::string& path) {
     root.fd.reset(::open(path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
     char real[PATH_MAX];
     if (!root.fd || ::realpath(path.c_str(), real) == nullptr) {
-        spdlog::error("root '{}' cannot be opened: {}; its location answers 500 until a reload",
-                      path, std::strerror(errno));
+        log::error("root '{}' cannot be opened: {}; its location answers 500 until a reload", path,
+                   std::strerror(errno));
         root.fd.reset();
         return root;
     }
@@ -101,8 +100,8 @@ bool StaticHandler::serve(http::Exchange& exchange) {
             return true;
         }
         if (error != ENOENT && error != ENOTDIR && error != ENAMETOOLONG && error != ELOOP)
-            spdlog::error("cannot open '{}' under root '{}': {}", relative, root_.real_path,
-                          std::strerror(error));
+            log::error("cannot open '{}' under root '{}': {}", relative, root_.real_path,
+                       std::strerror(error));
         return not_found(exchange);
     }
     if (file->is_directory()) return serve_directory(exchange, relative);

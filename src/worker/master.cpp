@@ -17,11 +17,11 @@
 #include <map>
 #include <span>
 
-#include <spdlog/spdlog.h>
 #include <uv.h>
 
 #include "core/listen_socket.hpp"
 #include "core/log.hpp"
+#include "worker/error_log.hpp"
 #include "worker/run_as_user.hpp"
 #include "worker/service_notify.hpp"
 #include "worker/worker.hpp"
@@ -115,16 +115,17 @@ bool Master::open_sockets(const config::Config& config) {
                 continue;
             }
             std::string error;
-            core::UniqueFd fd = core::open_listen_socket(address, &port, error);
+            core::UniqueFd fd = core::open_listen_socket(address.storage, address.length,
+                                                         address.text, &port, error);
             if (!fd) {
-                spdlog::error("cannot listen on {}: {}", address.text, error);
+                log::error("cannot listen on {}: {}", address.text, error);
                 // Put back what was taken so the old config keeps its sockets.
                 for (ListenSocket& socket : opened)
                     if (socket.fd) sockets_.push_back(std::move(socket));
                 return false;
             }
             if (slot == 0)
-                spdlog::info("listening on {} (port {}){}", address.text, port, tls ? " for TLS" : "");
+                log::info("listening on {} (port {}){}", address.text, port, tls ? " for TLS" : "");
             ListenSocket socket{{}, slot, std::move(fd), tls};
             socklen_t length = sizeof socket.bound;
             ::getsockname(socket.fd.get(), reinterpret_cast<sockaddr*>(&socket.bound), &length);
@@ -142,12 +143,11 @@ bool Master::open_sockets(const config::Config& config) {
 bool Master::spawn(unsigned slot) {
     metrics::SharedCounters::Lease lease = counters_->lease_slot(slot);
     if (lease.shared)
-        spdlog::warn("every counters slot is taken: worker {} shares one, its counts may slip",
-                     slot);
+        log::warn("every counters slot is taken: worker {} shares one, its counts may slip", slot);
     pid_t master = getpid();
     pid_t pid = fork();
     if (pid < 0) {
-        spdlog::error("fork: {}", std::strerror(errno));
+        log::error("fork: {}", std::strerror(errno));
         return false;
     }
     if (pid == 0) {
@@ -170,7 +170,7 @@ bool Master::spawn(unsigned slot) {
     }
     int64_t now = monotonic_ms();
     workers_.push_back({pid, slot, generation_, now, false, lease.slot, false});
-    spdlog::info("started worker {} (pid {})", slot, pid);
+    log::info("started worker {} (pid {})", slot, pid);
     return true;
 }
 
@@ -180,26 +180,26 @@ int Master::run() {
     sigprocmask(SIG_BLOCK, &set, nullptr);
     signal_fd_.reset(signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK));
     if (!signal_fd_) {
-        spdlog::critical("signalfd: {}", std::strerror(errno));
+        log::critical("signalfd: {}", std::strerror(errno));
         return 1;
     }
     std::string error;
     counters_ = metrics::SharedCounters::create(metrics::capacity_for(*config_), error);
     if (!counters_) {
-        spdlog::critical("cannot create the shared counters: {}", error);
+        log::critical("cannot create the shared counters: {}", error);
         return 1;
     }
     counters_->register_names(*config_);
     int ready_pipe[2];
     if (::pipe2(ready_pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
-        spdlog::critical("pipe: {}", std::strerror(errno));
+        log::critical("pipe: {}", std::strerror(errno));
         return 1;
     }
     ready_read_.reset(ready_pipe[0]);
     ready_write_.reset(ready_pipe[1]);
     ticket_keys_ = tls::TicketKeys::create(error);
     if (!ticket_keys_) {
-        spdlog::critical("cannot make the TLS session ticket keys: {}", error);
+        log::critical("cannot make the TLS session ticket keys: {}", error);
         return 1;
     }
     next_key_rotation_ms_ = monotonic_ms() + ticket_key_rotation_ms;
@@ -223,7 +223,7 @@ int Master::run() {
             timeout = static_cast<int>(metrics_deadline);
         int ready = ::poll(pfds.data(), pfds.size(), timeout);
         if (ready < 0 && errno != EINTR) {
-            spdlog::critical("poll: {}", std::strerror(errno));
+            log::critical("poll: {}", std::strerror(errno));
             return 1;
         }
         if (ready > 0 && (pfds[1].revents & POLLIN)) read_ready_reports();
@@ -236,12 +236,12 @@ int Master::run() {
         rotate_ticket_keys_when_due();
         if (stopping_ && !workers_left()) done_ = true;
         if (stopping_ && !done_ && monotonic_ms() >= stop_deadline_ms_) {
-            spdlog::warn("shutdown_timeout passed with workers still busy; killing them");
+            log::warn("shutdown_timeout passed with workers still busy; killing them");
             signal_workers(SIGKILL);
             stop_deadline_ms_ = INT64_MAX;
         }
     }
-    spdlog::info("master exiting");
+    log::info("master exiting");
     return exit_code_;
 }
 
@@ -268,7 +268,7 @@ void Master::handle_signal(int signum) {
     case SIGINT:
     case SIGQUIT:
         if (stopping_) {
-            spdlog::warn("second stop signal: stopping at once");
+            log::warn("second stop signal: stopping at once");
             signal_workers(SIGKILL);
             exit_code_ = 1;
             done_ = true;
@@ -277,11 +277,11 @@ void Master::handle_signal(int signum) {
         }
         break;
     case SIGUSR1:
-        core::open_error_log(config_->log, "master");
+        open_error_log(config_->log, "master");
         // Before the workers reopen: a file logrotate moved away is created
         // again here, for workers that may no longer create it themselves.
         prepare_for_workers(*config_);
-        spdlog::info("log files reopened");
+        log::info("log files reopened");
         signal_workers(SIGUSR1);
         break;
     default:
@@ -301,7 +301,8 @@ void Master::reap_children() {
         counters_->release_slot(worker.counter_slot);
         bool clean = WIFEXITED(status) && WEXITSTATUS(status) == 0;
         if (worker.draining || stopping_) {
-            spdlog::info("worker {} (pid {}) {} after draining", worker.slot, pid, describe_exit(status));
+            log::info("worker {} (pid {}) {} after draining", worker.slot, pid,
+                      describe_exit(status));
             continue;
         }
         if (worker.generation != generation_) continue;
@@ -314,9 +315,9 @@ void Master::reap_children() {
         ++slot.quick_exits;
         slot.restart_at_ms = now + delay;
         counters_->count_worker_restart();
-        auto level = clean ? spdlog::level::warn : spdlog::level::err;
-        spdlog::log(level, "worker {} (pid {}) {}; restarting it in {} ms", worker.slot, pid,
-                    describe_exit(status), delay);
+        log::Level level = clean ? log::Level::warn : log::Level::error;
+        log::log(level, "worker {} (pid {}) {}; restarting it in {} ms", worker.slot, pid,
+                 describe_exit(status), delay);
     }
 }
 
@@ -335,8 +336,8 @@ bool Master::load_tls(const config::Config& config, std::unique_ptr<tls::ServerT
     if (!config.tls) return true;
     tls::ServerTls::Loaded loaded = tls::ServerTls::load(
         config, config.tls->session_tickets ? ticket_keys_.get() : nullptr);
-    for (const config::ConfigError& error : loaded.errors) spdlog::error("{}", error.to_string());
-    for (const std::string& warning : loaded.warnings) spdlog::warn("{}", warning);
+    for (const config::ConfigError& error : loaded.errors) log::error("{}", error.to_string());
+    for (const std::string& warning : loaded.warnings) log::warn("{}", warning);
     out = std::move(loaded.tls);
     return out != nullptr;
 }
@@ -347,22 +348,24 @@ void Master::rotate_ticket_keys_when_due() {
     int64_t now = monotonic_ms();
     if (now < next_key_rotation_ms_) return;
     next_key_rotation_ms_ = now + ticket_key_rotation_ms;
-    if (ticket_keys_->rotate()) spdlog::info("TLS session ticket key rotated");
-    else spdlog::error("TLS session ticket key rotation failed (no random bytes); keeping the key");
+    if (ticket_keys_->rotate())
+        log::info("TLS session ticket key rotated");
+    else
+        log::error("TLS session ticket key rotation failed (no random bytes); keeping the key");
 }
 
 void Master::reload_failed(const std::string& why) {
-    spdlog::error("reload failed: {}; still serving with the previous config", why);
+    log::error("reload failed: {}; still serving with the previous config", why);
     counters_->count_config_reload(false);
     service_notify::ready("reload failed: " + why + "; serving the previous config");
 }
 
 void Master::reload() {
-    spdlog::info("reloading {}", config_path_);
+    log::info("reloading {}", config_path_);
     service_notify::reloading();
     config::LoadResult loaded = config::load_config_file(config_path_);
     if (!loaded.config) {
-        for (const config::ConfigError& error : loaded.errors) spdlog::error("{}", error.to_string());
+        for (const config::ConfigError& error : loaded.errors) log::error("{}", error.to_string());
         reload_failed(std::to_string(loaded.errors.size()) + " problem(s) in " + config_path_);
         return;
     }
@@ -381,14 +384,14 @@ void Master::reload() {
         return;
     }
     for (const std::string& name : counters_->register_names(*next))
-        spdlog::warn("no room left in the counters for '{}': it is counted from the next restart",
-                     name);
+        log::warn("no room left in the counters for '{}': it is counted from the next restart",
+                  name);
     counters_->count_config_reload(true);
     // The new workers start before the old ones stop accepting, and they
     // share each slot's socket, so no connection finds nobody listening.
     config_ = std::move(next);
     tls_ = std::move(next_tls);
-    core::open_error_log(config_->log, "master");
+    open_error_log(config_->log, "master");
     prepare_for_workers(*config_);
     ++generation_;
     slots_.assign(config_->server.workers, {});
@@ -396,11 +399,12 @@ void Master::reload() {
     for (unsigned slot = 0; slot < config_->server.workers; ++slot) spawn(slot);
     ready_pending_ = true;
     signal_workers(SIGQUIT, true);
-    spdlog::info("reloaded: {} new workers, old ones draining", config_->server.workers);
+    log::info("reloaded: {} new workers, old ones draining", config_->server.workers);
 }
 
 void Master::begin_shutdown() {
-    spdlog::info("shutting down: draining workers for up to {} ms", config_->server.shutdown_timeout.count());
+    log::info("shutting down: draining workers for up to {} ms",
+              config_->server.shutdown_timeout.count());
     stopping_ = true;
     ready_pending_ = false;
     service_notify::stopping("stopping: draining " + std::to_string(workers_.size()) + " workers");
@@ -462,7 +466,7 @@ bool Master::open_metrics(const config::Config& config) {
     metrics::AdminEndpoint endpoint;
     std::string error;
     if (!endpoint.open(config.metrics->listen, error)) {
-        spdlog::error("{}", error);
+        log::error("{}", error);
         return false;
     }
     metrics_ = std::move(endpoint);

@@ -10,8 +10,7 @@
 #include <cstring>
 #include <filesystem>
 
-#include <spdlog/spdlog.h>
-
+#include "core/log.hpp"
 #include "core/unique_fd.hpp"
 
 namespace portico::worker {
@@ -22,8 +21,10 @@ const config::RunAsUser* worker_user(const config::ServerConfig& server) {
 
 void warn_if_user_ignored(const config::ServerConfig& server) {
     if (!server.user || worker_user(server) || server.user->uid == ::geteuid()) return;
-    spdlog::warn("user = \"{}\" is ignored: only a master started as root can switch users; "
-                 "workers run as uid {} like the master", server.user->name, ::geteuid());
+    log::warn(
+        "user = \"{}\" is ignored: only a master started as root can switch users; "
+        "workers run as uid {} like the master",
+        server.user->name, ::geteuid());
 }
 
 bool switch_to_user(const config::RunAsUser& user, std::string& error) {
@@ -76,29 +77,30 @@ void hand_file_to(const std::string& path, const config::RunAsUser& user) {
                              O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
                              0644));
     if (!fd) {
-        spdlog::error("cannot prepare log file '{}' for user {}: {}{}", path, user.name,
-                      std::strerror(errno),
-                      errno == ELOOP ? " (a symbolic link: name the file itself)" : "");
+        log::error("cannot prepare log file '{}' for user {}: {}{}", path, user.name,
+                   std::strerror(errno),
+                   errno == ELOOP ? " (a symbolic link: name the file itself)" : "");
         return;
     }
     struct stat file;
     if (::fstat(fd.get(), &file) != 0 || !S_ISREG(file.st_mode) || file.st_nlink != 1) {
-        spdlog::error("not handing log file '{}' to user {}: not a regular file with one link",
-                      path, user.name);
+        log::error("not handing log file '{}' to user {}: not a regular file with one link", path,
+                   user.name);
         return;
     }
     if ((file.st_uid != user.uid || file.st_gid != user.gid) &&
         ::fchown(fd.get(), user.uid, user.gid) != 0)
-        spdlog::error("cannot give log file '{}' to user {}: {}", path, user.name,
-                      std::strerror(errno));
+        log::error("cannot give log file '{}' to user {}: {}", path, user.name,
+                   std::strerror(errno));
     std::string folder = std::filesystem::path(path).parent_path().string();
     struct stat parent;
     if (::stat(folder.c_str(), &parent) == 0 &&
         (parent.st_uid == user.uid || (parent.st_mode & S_IWOTH) ||
          ((parent.st_mode & S_IWGRP) && parent.st_gid == user.gid)))
-        spdlog::warn("log folder '{}' is writable by user {}, whose workers could replace a log "
-                     "file with a link the master (root) would write to; make it root's",
-                     folder, user.name);
+        log::warn(
+            "log folder '{}' is writable by user {}, whose workers could replace a log "
+            "file with a link the master (root) would write to; make it root's",
+            folder, user.name);
 }
 
 }  // namespace

@@ -14,11 +14,10 @@
 #include <cstring>
 #include <memory>
 
-#include <spdlog/spdlog.h>
-
 #include "core/log.hpp"
 #include "http/connection.hpp"
 #include "http/server_context.hpp"
+#include "worker/error_log.hpp"
 #include "worker/run_as_user.hpp"
 
 namespace portico::worker {
@@ -119,18 +118,18 @@ Worker::Worker(const config::Config& config, const tls::ServerTls* tls, unsigned
 void report_accepting(int ready_fd) {
     pid_t pid = getpid();
     if (::write(ready_fd, &pid, sizeof pid) != static_cast<ssize_t>(sizeof pid))
-        spdlog::warn("cannot tell the master this worker accepts: {}", std::strerror(errno));
+        log::warn("cannot tell the master this worker accepts: {}", std::strerror(errno));
     ::close(ready_fd);
 }
 
 int Worker::run(int ready_fd) {
-    spdlog::info("started (pid {})", getpid());
+    log::info("started (pid {})", getpid());
     set_accepting(true);
     report_accepting(ready_fd);
     server_->poller.run();
     // Every handle is closed by now; the loop owns nothing more.
     uv_loop_close(&loop_);
-    spdlog::info("exiting");
+    log::info("exiting");
     return 0;
 }
 
@@ -139,7 +138,7 @@ void Worker::set_accepting(bool accepting) {
     accepting_ = accepting;
     for (auto& listener : listeners_) {
         if (!listener->watcher.watch(accepting ? core::io_readable : 0))
-            spdlog::error("cannot watch a listening socket: {}", std::strerror(errno));
+            log::error("cannot watch a listening socket: {}", std::strerror(errno));
     }
 }
 
@@ -169,14 +168,16 @@ void Worker::accept_from(Listener& listener) {
             continue;
         }
         if (errno == EMFILE || errno == ENFILE) {
-            spdlog::error("accept: {}; pausing accepts for 100ms (raise the open-file limit "
-                          "or lower max_connections)", std::strerror(errno));
+            log::error(
+                "accept: {}; pausing accepts for 100ms (raise the open-file limit "
+                "or lower max_connections)",
+                std::strerror(errno));
             set_accepting(false);
             uv_timer_start(&accept_retry_, [](uv_timer_t* timer) {
                 static_cast<Worker*>(timer->data)->set_accepting(true);
             }, 100, 0);
         } else if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED) {
-            spdlog::error("accept: {}", std::strerror(errno));
+            log::error("accept: {}", std::strerror(errno));
         }
         break;
     }
@@ -196,9 +197,9 @@ void Worker::accept_from(Listener& listener) {
 void Worker::on_signal(uv_signal_t* handle, int signum) {
     auto* worker = static_cast<Worker*>(handle->data);
     if (signum == SIGUSR1) {
-        core::open_error_log(worker->config_.log, "worker " + std::to_string(worker->slot_));
+        open_error_log(worker->config_.log, "worker " + std::to_string(worker->slot_));
         worker->server_->access_log.reopen();
-        spdlog::info("log files reopened");
+        log::info("log files reopened");
         return;
     }
     worker->start_drain();
@@ -209,7 +210,7 @@ constexpr int64_t max_drain_grace_ms = 5000;
 
 void Worker::start_drain() {
     if (server_->draining) return;
-    spdlog::info("draining: {} open connections", server_->connection_count);
+    log::info("draining: {} open connections", server_->connection_count);
     set_accepting(false);
     server_->draining = true;
     // Our copies of the listening sockets go; the master keeps them open, so
@@ -282,9 +283,10 @@ void apply_scheduling(std::optional<config::WorkerScheduling> scheduling) {
     bool batch = *scheduling == config::WorkerScheduling::batch;
     sched_param no_priority{};
     if (sched_setscheduler(0, batch ? SCHED_BATCH : SCHED_OTHER, &no_priority) != 0)
-        spdlog::warn("worker_scheduling = \"{}\": sched_setscheduler refused ({}); the worker keeps "
-                     "the policy it was started with",
-                     batch ? "batch" : "normal", std::strerror(errno));
+        log::warn(
+            "worker_scheduling = \"{}\": sched_setscheduler refused ({}); the worker keeps "
+            "the policy it was started with",
+            batch ? "batch" : "normal", std::strerror(errno));
 }
 
 }  // namespace
@@ -297,17 +299,17 @@ int run_worker(const config::Config& config, const tls::ServerTls* tls, unsigned
     signal(SIGHUP, SIG_IGN);
     signal(SIGPIPE, SIG_IGN);
     std::string role = "worker " + std::to_string(slot);
-    core::open_error_log(config.log, role);
+    open_error_log(config.log, role);
     if (const config::RunAsUser* user = worker_user(config.server)) {
         std::string error;
         if (!switch_to_user(*user, error)) {
-            spdlog::critical("cannot switch to user {}: {}; exiting rather than serving as root",
-                             user->name, error);
+            log::critical("cannot switch to user {}: {}; exiting rather than serving as root",
+                          user->name, error);
             return 1;
         }
         // Opened again as the user: a log file it cannot write shows now,
         // not at the first logrotate.
-        core::open_error_log(config.log, role);
+        open_error_log(config.log, role);
     }
     // A master that dies unexpectedly must not leave workers serving alone:
     // they drain and exit. (A master that died before the prctl: at once.)

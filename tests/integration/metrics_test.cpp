@@ -15,6 +15,7 @@
 
 #include "harness.hpp"
 #include "metrics_support.hpp"
+#include "proxy_support.hpp"
 #include "skip.hpp"
 #include "upstream_server.hpp"
 
