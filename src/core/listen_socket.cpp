@@ -30,9 +30,9 @@ uint16_t get_port(const sockaddr_storage& storage) {
 }
 
 // The TCP states of /proc/net/tcp's "st" column, in kernel order.
-constexpr const char* tcp_state_names[] = {"",          "ESTABLISHED", "SYN_SENT",   "SYN_RECV",
-                                           "FIN_WAIT1", "FIN_WAIT2",   "TIME_WAIT",  "CLOSE",
-                                           "CLOSE_WAIT", "LAST_ACK",   "LISTEN",     "CLOSING"};
+constexpr const char* tcp_state_names[] = {"",           "ESTABLISHED", "SYN_SENT",  "SYN_RECV",
+                                           "FIN_WAIT1",  "FIN_WAIT2",   "TIME_WAIT", "CLOSE",
+                                           "CLOSE_WAIT", "LAST_ACK",    "LISTEN",    "CLOSING"};
 
 }  // namespace
 
@@ -62,7 +62,9 @@ std::string describe_port_holders(uint16_t port) {
         if (!held.empty()) held += ", ";
         held += std::to_string(counts[state]) + " " + tcp_state_names[state];
     }
-    if (held.empty()) return "the port is in use (in another network namespace, or bound without listening); change [server] listen";
+    if (held.empty())
+        return "the port is in use (in another network namespace, or bound without listening); "
+               "change [server] listen";
     return "no server listens on it, but connections still use it as their local port (" + held +
            "); wait for them to close (TIME_WAIT lasts 60 s) or change [server] listen";
 }
@@ -93,7 +95,8 @@ UniqueFd open_listen_socket(const sockaddr_storage& address, socklen_t length,
     if (::bind(fd.get(), reinterpret_cast<const sockaddr*>(&storage), length) != 0) {
         int bind_error = errno;
         error = "bind(" + text + "): " + std::strerror(bind_error);
-        if (bind_error == EADDRINUSE) error += " (" + describe_port_holders(get_port(storage)) + ")";
+        if (bind_error == EADDRINUSE)
+            error += " (" + describe_port_holders(get_port(storage)) + ")";
         return {};
     }
     if (::listen(fd.get(), 4096) != 0) {

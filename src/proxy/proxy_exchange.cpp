@@ -526,7 +526,7 @@ void ProxyExchange::fail(metrics::UpstreamError failure, const char* what) {
     if (!response_byte_seen_ && retry_on_fresh_connection()) return;
     bool connect_failed = failure == metrics::UpstreamError::connect;
     if (uint64_t left_out = 0; server_->failure_log.allow(uv_now(poller_.loop()), left_out)) {
-        const char* kind = connect_failed                                 ? "connect"
+        const char* kind = connect_failed                               ? "connect"
                            : failure == metrics::UpstreamError::timeout ? "timeout"
                            : failure == metrics::UpstreamError::reset   ? "reset"
                                                                         : "bad response";

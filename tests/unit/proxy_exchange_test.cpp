@@ -53,7 +53,8 @@ public:
         sockaddr_in address{};
         address.sin_family = AF_INET;
         address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        REQUIRE(::bind(listener_.get(), reinterpret_cast<sockaddr*>(&address), sizeof address) == 0);
+        REQUIRE(::bind(listener_.get(), reinterpret_cast<sockaddr*>(&address), sizeof address) ==
+                0);
         REQUIRE(::listen(listener_.get(), 16) == 0);
         socklen_t length = sizeof address;
         ::getsockname(listener_.get(), reinterpret_cast<sockaddr*>(&address), &length);
@@ -87,7 +88,8 @@ private:
                     input.append(buffer, static_cast<size_t>(n));
                 }
                 size_t body = 0;
-                if (size_t at = input.find("Content-Length: "); at != std::string::npos && at < head_end)
+                if (size_t at = input.find("Content-Length: ");
+                    at != std::string::npos && at < head_end)
                     body = std::stoul(input.substr(at + 16));
                 while (input.size() < head_end + 4 + body) {
                     char buffer[4096];
@@ -121,15 +123,16 @@ public:
     explicit Proxy(uint16_t port) {
         config::UpstreamConfig upstream;
         upstream.name = "app";
-        upstream.servers.push_back(
-            *config::parse_socket_address("127.0.0.1:" + std::to_string(port), config::HostNames::refused));
+        upstream.servers.push_back(*config::parse_socket_address(
+            "127.0.0.1:" + std::to_string(port), config::HostNames::refused));
         upstream.read_timeout = 2s;
         whole_.upstreams.push_back(upstream);
         std::string error;
         shared_ = metrics::SharedCounters::create(metrics::capacity_for(whole_), error);
         REQUIRE(shared_);
         shared_->register_names(whole_);
-        counters_ = std::make_unique<metrics::WorkerCounters>(shared_->attach(shared_->lease_slot(0).slot, whole_));
+        counters_ = std::make_unique<metrics::WorkerCounters>(
+            shared_->attach(shared_->lease_slot(0).slot, whole_));
         uv_loop_init(&loop_);
         poller_ = std::make_unique<core::IoPoller>(&loop_);
         upstream_ = std::make_unique<proxy::Upstream>(*poller_, whole_.upstreams[0], 0, *counters_);
@@ -147,7 +150,8 @@ public:
     void start(FakeExchange& client) {
         client.peer.v4.sin_family = AF_INET;
         client.peer.v4.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        (new proxy::ProxyExchange(client, *upstream_, buffers_, response_buffers_, *poller_))->start();
+        (new proxy::ProxyExchange(client, *upstream_, buffers_, response_buffers_, *poller_))
+            ->start();
     }
     // Starts one proxied request, calls `then` (the client's body, say),
     // and runs the loop until its response is ended or aborted (5 s at most).
@@ -175,9 +179,11 @@ private:
 
 }  // namespace
 
-TEST_CASE("proxy exchange: a complete keep-alive exchange leaves its connection for the next request",
-          "[proxy]") {
-    ScriptedUpstream app([](int, int request) { return ok_response("answer " + std::to_string(request)); });
+TEST_CASE(
+    "proxy exchange: a complete keep-alive exchange leaves its connection for the next request",
+    "[proxy]") {
+    ScriptedUpstream app(
+        [](int, int request) { return ok_response("answer " + std::to_string(request)); });
     Proxy proxy(app.port());
     for (int i = 0; i < 3; ++i) {
         FakeExchange client("GET", "/item");
@@ -205,7 +211,8 @@ TEST_CASE("proxy exchange: Connection: close, or a client gone mid-response, lea
     SECTION("the client left before the body was in") {
         ScriptedUpstream app([](int connection, int) {
             if (connection > 0) return ok_response("next");
-            return std::string("HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n") + std::string(10, 'x');
+            return std::string("HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n") +
+                   std::string(10, 'x');
         });
         Proxy proxy(app.port());
         FakeExchange leaving("GET", "/");
@@ -221,12 +228,15 @@ TEST_CASE("proxy exchange: Connection: close, or a client gone mid-response, lea
     }
 }
 
-TEST_CASE("proxy exchange: a GET that meets a pooled connection closed under it is sent again on a new "
-          "one; a POST whose body went out is not",
-          "[proxy]") {
+TEST_CASE(
+    "proxy exchange: a GET that meets a pooled connection closed under it is sent again on a new "
+    "one, and a POST whose body went out is not",
+    "[proxy]") {
     // A connection's first request is answered and kept alive; its next
     // request gets a close (the app's idle timeout firing as it came).
-    auto script = [](int, int request) { return request == 0 ? ok_response("fresh") : std::string(); };
+    auto script = [](int, int request) {
+        return request == 0 ? ok_response("fresh") : std::string();
+    };
     ScriptedUpstream app(script);
     Proxy proxy(app.port());
     FakeExchange first("GET", "/");
