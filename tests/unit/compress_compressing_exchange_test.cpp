@@ -14,7 +14,7 @@
 #include "content_decoder.hpp"
 #include "core/buffer_pool.hpp"
 #include "fake_exchange.hpp"
-#include "metrics/shared_counters.hpp"
+#include "test_worker.hpp"
 
 using namespace portico;
 using portico::test::FakeExchange;
@@ -33,26 +33,19 @@ struct HandlerSide : http::ExchangeListener {
 
 class Filter {
 public:
-    Filter() : cache_(1 << 20), blocks_(64 * 1024), memory_(4) {
-        std::string error;
-        shared_ = metrics::SharedCounters::create(metrics::capacity_for(whole_), error);
-        REQUIRE(shared_);
-        shared_->register_names(whole_);
-        counters_ = std::make_unique<metrics::WorkerCounters>(
-            shared_->attach(shared_->lease_slot(0).slot, whole_));
+    Filter() : worker_(whole_), cache_(1 << 20), blocks_(64 * 1024), memory_(4) {
         filter_ = std::make_unique<compress::CompressionFilter>(config_, cache_, blocks_, memory_,
-                                                                *counters_);
+                                                                worker_.counters());
     }
     http::Exchange& wrap(FakeExchange& client) { return filter_->wrap(client); }
 
 private:
     config::CompressConfig config_;
     config::Config whole_;
+    test::TestWorker worker_;
     compress::CompressedCache cache_;
     core::BufferPool blocks_;
     compress::EncoderMemory memory_;
-    std::unique_ptr<metrics::SharedCounters> shared_;
-    std::unique_ptr<metrics::WorkerCounters> counters_;
     std::unique_ptr<compress::CompressionFilter> filter_;
 };
 

@@ -25,9 +25,9 @@
 #include "core/io_poller.hpp"
 #include "core/unique_fd.hpp"
 #include "fake_exchange.hpp"
-#include "metrics/shared_counters.hpp"
 #include "proxy/proxy_exchange.hpp"
 #include "proxy/upstream.hpp"
+#include "test_worker.hpp"
 
 using namespace portico;
 using namespace std::chrono_literals;
@@ -127,30 +127,21 @@ public:
             "127.0.0.1:" + std::to_string(port), config::HostNames::refused));
         upstream.read_timeout = 2s;
         whole_.upstreams.push_back(upstream);
-        std::string error;
-        shared_ = metrics::SharedCounters::create(metrics::capacity_for(whole_), error);
-        REQUIRE(shared_);
-        shared_->register_names(whole_);
-        counters_ = std::make_unique<metrics::WorkerCounters>(
-            shared_->attach(shared_->lease_slot(0).slot, whole_));
-        uv_loop_init(&loop_);
-        poller_ = std::make_unique<core::IoPoller>(&loop_);
-        upstream_ = std::make_unique<proxy::Upstream>(*poller_, whole_.upstreams[0], 0, *counters_);
+        worker_ = std::make_unique<test::TestWorker>(whole_);
+        upstream_ = std::make_unique<proxy::Upstream>(worker_->poller(), whole_.upstreams[0], 0,
+                                                      worker_->counters());
     }
     ~Proxy() {
         upstream_->close_idle();
         upstream_->close();
-        poller_->turn(0);
-        uv_run(&loop_, UV_RUN_DEFAULT);
-        upstream_.reset();
-        poller_.reset();
-        uv_loop_close(&loop_);
+        worker_->finish();
     }
 
     void start(FakeExchange& client) {
         client.peer.v4.sin_family = AF_INET;
         client.peer.v4.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        (new proxy::ProxyExchange(client, *upstream_, buffers_, response_buffers_, *poller_))
+        (new proxy::ProxyExchange(client, *upstream_, buffers_, response_buffers_,
+                                  worker_->poller()))
             ->start();
     }
     // Starts one proxied request, calls `then` (the client's body, say),
@@ -162,16 +153,13 @@ public:
     }
     void run_until(const std::function<bool()>& done) {
         auto deadline = std::chrono::steady_clock::now() + 5s;
-        while (!done() && std::chrono::steady_clock::now() < deadline) poller_->turn(10);
-        poller_->turn(0);  // what this turn released is freed
+        while (!done() && std::chrono::steady_clock::now() < deadline) worker_->poller().turn(10);
+        worker_->poller().turn(0);  // what this turn released is freed
     }
 
 private:
     config::Config whole_;
-    std::unique_ptr<metrics::SharedCounters> shared_;
-    std::unique_ptr<metrics::WorkerCounters> counters_;
-    uv_loop_t loop_;
-    std::unique_ptr<core::IoPoller> poller_;
+    std::unique_ptr<test::TestWorker> worker_;
     std::unique_ptr<proxy::Upstream> upstream_;
     core::BufferPool buffers_{16 * 1024};
     core::BufferPool response_buffers_{64 * 1024};

@@ -14,8 +14,8 @@
 #include "config/config.hpp"
 #include "config/units.hpp"
 #include "core/io_poller.hpp"
-#include "metrics/shared_counters.hpp"
 #include "proxy/upstream.hpp"
+#include "test_worker.hpp"
 
 using namespace portico;
 
@@ -39,22 +39,13 @@ public:
             config_.servers.push_back(
                 *config::parse_socket_address(text, config::HostNames::refused));
         whole_.upstreams.push_back(config_);
-        std::string error;
-        shared_ = metrics::SharedCounters::create(metrics::capacity_for(whole_), error);
-        REQUIRE(shared_);
-        shared_->register_names(whole_);
-        counters_ = std::make_unique<metrics::WorkerCounters>(
-            shared_->attach(shared_->lease_slot(0).slot, whole_));
-        uv_loop_init(&loop_);
-        poller_ = std::make_unique<core::IoPoller>(&loop_);
-        upstream_ = std::make_unique<proxy::Upstream>(*poller_, whole_.upstreams[0], 0, *counters_);
+        worker_ = std::make_unique<test::TestWorker>(whole_);
+        upstream_ = std::make_unique<proxy::Upstream>(worker_->poller(), whole_.upstreams[0], 0,
+                                                      worker_->counters());
     }
     ~UpstreamUnderTest() {
         upstream_->close();
-        uv_run(&loop_, UV_RUN_DEFAULT);
-        upstream_.reset();
-        poller_.reset();
-        uv_loop_close(&loop_);
+        worker_->finish();
     }
 
     proxy::Upstream& upstream() { return *upstream_; }
@@ -75,10 +66,7 @@ public:
 private:
     config::UpstreamConfig config_;
     config::Config whole_;
-    std::unique_ptr<metrics::SharedCounters> shared_;
-    std::unique_ptr<metrics::WorkerCounters> counters_;
-    uv_loop_t loop_;
-    std::unique_ptr<core::IoPoller> poller_;
+    std::unique_ptr<test::TestWorker> worker_;
     std::unique_ptr<proxy::Upstream> upstream_;
 };
 

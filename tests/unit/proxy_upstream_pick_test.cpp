@@ -15,8 +15,8 @@
 #include "config/config.hpp"
 #include "config/units.hpp"
 #include "core/io_poller.hpp"
-#include "metrics/shared_counters.hpp"
 #include "proxy/upstream.hpp"
+#include "test_worker.hpp"
 
 using namespace portico;
 using namespace std::chrono_literals;
@@ -47,22 +47,13 @@ public:
             config.servers.push_back(*config::parse_socket_address(
                 "127.0.0.1:" + std::to_string(3000 + i), config::HostNames::refused));
         whole_.upstreams.push_back(config);
-        std::string error;
-        shared_ = metrics::SharedCounters::create(metrics::capacity_for(whole_), error);
-        REQUIRE(shared_);
-        shared_->register_names(whole_);
-        counters_ = std::make_unique<metrics::WorkerCounters>(
-            shared_->attach(shared_->lease_slot(0).slot, whole_));
-        uv_loop_init(&loop_);
-        poller_ = std::make_unique<core::IoPoller>(&loop_);
-        upstream_ = std::make_unique<proxy::Upstream>(*poller_, whole_.upstreams[0], 0, *counters_);
+        worker_ = std::make_unique<test::TestWorker>(whole_);
+        upstream_ = std::make_unique<proxy::Upstream>(worker_->poller(), whole_.upstreams[0], 0,
+                                                      worker_->counters());
     }
     ~Balancer() {
         upstream_->close();
-        uv_run(&loop_, UV_RUN_DEFAULT);
-        upstream_.reset();
-        poller_.reset();
-        uv_loop_close(&loop_);
+        worker_->finish();
     }
 
     proxy::Upstream& upstream() { return *upstream_; }
@@ -83,18 +74,12 @@ public:
         }
         return nullptr;
     }
-    void advance(std::chrono::milliseconds by) {
-        std::this_thread::sleep_for(by);
-        uv_update_time(&loop_);
-    }
+    void advance(std::chrono::milliseconds by) { worker_->advance(by); }
     bool last_busy = false;
 
 private:
     config::Config whole_;
-    std::unique_ptr<metrics::SharedCounters> shared_;
-    std::unique_ptr<metrics::WorkerCounters> counters_;
-    uv_loop_t loop_;
-    std::unique_ptr<core::IoPoller> poller_;
+    std::unique_ptr<test::TestWorker> worker_;
     std::unique_ptr<proxy::Upstream> upstream_;
 };
 
