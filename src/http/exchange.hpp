@@ -99,8 +99,9 @@ public:
     // never one that looks complete.
     virtual void abort() = 0;
 
-    // A whole short response: the status and a plain-text body.
-    virtual void respond_text(int status, std::string_view body) = 0;
+    // A whole short response: the status and a plain-text body, through
+    // the calls above (a filter may answer it another way).
+    virtual void respond_text(int status, std::string_view body);
 
     // For handlers that answer later (set before returning from serve()).
     virtual void set_listener(ExchangeListener* listener) = 0;

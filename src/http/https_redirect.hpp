@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "http/request.hpp"
+#include "http/request_step.hpp"
 
 namespace portico::http {
 
@@ -18,5 +19,17 @@ std::string https_location(const Request& request, uint16_t port);
 // ACME HTTP-01 challenges must be answered over http (RFC 8555 8.3), so a
 // certificate can be issued before https works.
 bool is_acme_challenge(std::string_view normalized_path);
+
+// The step: a request on a cleartext listener is sent to https (301 for
+// GET and HEAD, 308 keeping the method and body for the others), except
+// an ACME challenge.
+class HttpsRedirect final : public RequestStep {
+public:
+    explicit HttpsRedirect(uint16_t https_port) : https_port_(https_port) {}
+    bool answer(Request& request, Exchange& client) override;
+
+private:
+    uint16_t https_port_;
+};
 
 }  // namespace portico::http

@@ -24,18 +24,20 @@ void log_finished_request(ServerContext& server, const FinishedRequest& finished
                            : 0;
     entry.referer = request.header("referer");
     entry.user_agent = request.header("user-agent");
-    entry.location = finished.location >= 0
-                         ? std::string_view(server.config.locations[static_cast<size_t>(finished.location)].name)
-                         : metrics::no_location_name;
+    entry.location =
+        finished.state.location >= 0
+            ? std::string_view(
+                  server.config.locations[static_cast<size_t>(finished.state.location)].name)
+            : metrics::no_location_name;
     entry.worker = server.worker_index;
     entry.request_ns = duration_ns;
-    entry.proxied = finished.proxied;
-    entry.upstream_ns = finished.upstream_ns;
-    entry.connect_ns = finished.connect_ns;
-    entry.upstream_server = finished.upstream_server;
-    if (finished.tls) {
-        entry.tls_protocol = finished.tls->protocol();
-        entry.tls_cipher = finished.tls->cipher();
+    entry.proxied = finished.state.proxied;
+    entry.upstream_ns = finished.state.upstream_ns;
+    entry.connect_ns = finished.state.connect_ns;
+    entry.upstream_server = finished.state.upstream_server;
+    if (finished.transport.secure()) {
+        entry.tls_protocol = finished.transport.tls_protocol();
+        entry.tls_cipher = finished.transport.tls_cipher();
     }
     server.access_log.log(entry);
 }

@@ -10,24 +10,21 @@
 
 #include "http/peer_address.hpp"
 #include "http/request.hpp"
+#include "http/request_state.hpp"
 #include "http/server_context.hpp"
+#include "transport/transport.hpp"
 
 namespace portico::http {
 
 struct FinishedRequest {
     const Request& request;  // what was parsed of it (no method: the line was not)
+    const RequestState& state;  // location, timeline, the proxy's part
     const PeerAddress& peer;
-    const tls::TlsStream* tls = nullptr;  // the connection's, over TLS
-    int location = -1;                    // -1: answered without one
+    const transport::Transport& transport;  // the connection's: TLS or not
     int status = 0;
-    uint64_t start_ns = 0;        // first request byte (uv_hrtime)
     uint64_t response_bytes = 0;  // written to the client, head and body
     uint64_t head_bytes = 0;      // the part of them that was the head
     uint64_t sendfile_bytes = 0;  // the part sent with sendfile(2)
-    bool proxied = false;
-    uint64_t upstream_ns = 0;
-    uint64_t connect_ns = 0;
-    std::string_view upstream_server{};
 };
 
 // Writes the request's access-log line; `duration_ns` as counted.
@@ -38,15 +35,15 @@ void log_finished_request(ServerContext& server, const FinishedRequest& finished
 // line. Inline: on the hot path (access log off in benchmarks) the record
 // is built in place rather than passed.
 inline void record_finished_request(ServerContext& server, const FinishedRequest& finished) {
-    uint64_t duration_ns = uv_hrtime() - finished.start_ns;
+    uint64_t duration_ns = uv_hrtime() - finished.state.start_ns;
     metrics::RequestRecord record;
     record.status = finished.status;
     record.response_bytes = finished.response_bytes;
     record.sendfile_bytes = finished.sendfile_bytes;
     record.duration_ns = duration_ns;
-    record.proxied = finished.proxied;
-    record.upstream_ns = finished.upstream_ns;
-    server.counters.request_finished(finished.location, record);
+    record.proxied = finished.state.proxied;
+    record.upstream_ns = finished.state.upstream_ns;
+    server.counters.request_finished(finished.state.location, record);
     if (server.access_log.enabled()) [[unlikely]]
         log_finished_request(server, finished, duration_ns);
 }

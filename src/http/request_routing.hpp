@@ -1,40 +1,42 @@
-// The steps every request takes between its head and its handler, whichever
-// protocol brought it (HTTP/1.1 connection or HTTP/2 stream): the path
-// normalized, the https redirect, the location found, and its handlers run
-// through its filter.
+// The way every request takes between its head and its handler, whichever
+// protocol brought it (HTTP/1.1 connection or HTTP/2 stream), in nginx's
+// phase order: the path normalized, the server's steps (redirect_http),
+// the location found, the location's steps, then its content handlers
+// through its response filter. The steps and handlers are composed by the
+// worker (ServerContext::server_steps, LocationServing).
 #pragma once
 
 #include "http/exchange.hpp"
-#include "http/https_redirect.hpp"
 #include "http/request.hpp"
+#include "http/request_state.hpp"
 #include "http/server_context.hpp"
+#include "http/status.hpp"
 #include "router/path.hpp"
 
 namespace portico::http {
 
-// Answers a request with no location: 400 for a path that can't be
-// normalized, the redirect_http redirect, 404.
-void answer_unrouted(ServerContext& server, const Request& request, Exchange& client, int status);
-
-// Normalizes the request's path and finds its location. Returns the
-// location's index, or -1 after answering the request itself on `client`
-// (400 for a path that can't be normalized, the redirect_http redirect on a
-// cleartext listener, 404 when no location matches). Inline: every
-// request takes it.
-inline int route_request(ServerContext& server, Request& request, Exchange& client) {
+// Normalizes the request's path, runs the steps before the content and
+// finds its location (state.location). False when the request was answered
+// on `client` already: 400 for a path that can't be normalized, a step's
+// answer, 404 when no location matches. Inline: every request takes it.
+inline bool route_request(ServerContext& server, Request& request, Exchange& client,
+                          RequestState& state) {
     router::NormalizedPath normalized = router::normalize_path(request.path, request.normalized_path);
     request.path_had_encoded_slash = normalized.had_encoded_slash;
     if (normalized.error != router::PathError::none) [[unlikely]] {
-        answer_unrouted(server, request, client, 400);
-        return -1;
+        client.respond_text(400, status_text(400));
+        return false;
     }
-    if (server.redirect_http && !request.secure && !is_acme_challenge(request.normalized_path)) {
-        answer_unrouted(server, request, client, 301);
-        return -1;
+    for (RequestStep* step : server.server_steps)
+        if (step->answer(request, client)) return false;
+    state.location = server.router.match(request.normalized_path);
+    if (state.location < 0) [[unlikely]] {
+        client.respond_text(404, status_text(404));
+        return false;
     }
-    int location = server.router.match(request.normalized_path);
-    if (location < 0) [[unlikely]] answer_unrouted(server, request, client, 404);
-    return location;
+    for (RequestStep* step : server.serving[static_cast<size_t>(state.location)].steps)
+        if (step->answer(request, client)) return false;
+    return true;
 }
 
 // Runs the location's handlers, through its filter when it has one; 404

@@ -1,87 +1,64 @@
-// What a client connection needs only while a request is in progress: the
-// parser and its request, the response being built and written, and the
-// request's timeline. It is taken from the worker's pool at a request's first
-// byte and given back when the connection goes idle, so an idle keep-alive
-// connection costs little more than its socket and handles.
+// What a request is while it is served, whichever protocol carries it: its
+// location, its timeline and flags, and the record the counters and the
+// access log read (H2O's h2o_req_t, nginx's ngx_http_request_t). The
+// HTTP/1.1 connection and the HTTP/2 stream each fill one, and what only
+// reads or writes it is written once, here (ServedExchange), not per codec.
 #pragma once
 
 #include <cstdint>
-#include <memory>
 #include <string_view>
-#include <vector>
 
 #include "http/exchange.hpp"
-#include "http/output_queue.hpp"
-#include "http/request_parser.hpp"
-#include "http/response_head.hpp"
 
 namespace portico::http {
 
-// The plain per-request fields, reset in one assignment.
-struct RequestProgress {
-    size_t body_start = 0;  // offset of the body in the input buffer
-    uint64_t body_received = 0;
-    bool body_complete = false;
-    bool body_too_large = false;
-    bool body_held = false;  // the listener can't take more body for now
-
-    char* head_buffer = nullptr;  // from the worker's buffer pool
-    ResponseHead head{nullptr, 0};
-    std::shared_ptr<const void> body_owner;  // keeps a file being sent open, or its bytes
-    // A handler's buffer with body bytes in the output (hand_over_buffer).
-    core::BufferPool* handed_over_pool = nullptr;
-    char* handed_over_block = nullptr;
-    bool response_begun = false;
-    bool response_ended = false;
-    bool head_committed = false;
-    // A streamed response to an HTTP/1.1 client: the connection chunk-encodes it.
-    bool chunked_response = false;
-    // Bytes after the head, in the head buffer, taken by chunk-size lines
-    // still queued (they must live until written).
-    size_t chunk_lines_used = 0;
-
+// The plain fields, reset in one assignment.
+struct RequestState {
     // The request timeline (uv_hrtime), for the counters and the access log.
     uint64_t start_ns = 0;
+    int location = -1;  // -1: none (yet), or answered without one
+    bool handler_started = false;
+    ExchangeListener* listener = nullptr;
+
+    // Request body
+    uint64_t body_received = 0;
+    bool body_complete = false;
+    bool body_held = false;  // the listener can't take more body for now
+
+    // Response
+    int response_status = 0;
+    bool response_begun = false;
+    bool head_committed = false;
+    bool response_ended = false;
+
     // In the counters and the access log already: a request may end by more
     // than one route (its response written before its body was read, then
     // its message completing), and it is recorded by the first.
     bool recorded = false;
-    int response_status = 0;
-    uint64_t response_start_bytes = 0;
-    uint64_t response_start_file_bytes = 0;
+    // The proxy's part of the timeline (Exchange::set_upstream_timing).
     bool proxied = false;
     uint64_t upstream_ns = 0;
     uint64_t connect_ns = 0;
     std::string_view upstream_server;
-
-    int location = -1;
-    bool handler_started = false;
-    ExchangeListener* listener = nullptr;
 };
 
-struct RequestState : RequestProgress {
-    // Kept across requests for their allocated capacity (header list, path,
-    // output pieces): no allocation per request once warm.
-    RequestParser parser;
-    OutputQueue output;
-
-    void reset(RequestParser::BodyReceiver& receiver) {
-        static_cast<RequestProgress&>(*this) = RequestProgress{};
-        output.clear();
-        parser.restart(receiver);
-    }
-};
-
-// The worker's free list of request states.
-class RequestStatePool {
+// The Exchange methods that only touch the request state, for both codecs.
+// `request_state_` points at the request being served (an HTTP/1.1 connection
+// moves it from request to request).
+class ServedExchange : public Exchange {
 public:
-    ~RequestStatePool();
-    // A state as good as new, whose parser delivers bodies to `receiver`.
-    RequestState* acquire(RequestParser::BodyReceiver& receiver);
-    void release(RequestState* state);
+    void set_listener(ExchangeListener* listener) final { request_state_->listener = listener; }
+    void set_upstream_timing(uint64_t upstream_ns, uint64_t connect_ns,
+                             std::string_view server) final {
+        request_state_->proxied = true;
+        request_state_->upstream_ns = upstream_ns;
+        request_state_->connect_ns = connect_ns;
+        request_state_->upstream_server = server;
+    }
 
-private:
-    std::vector<RequestState*> free_;
+protected:
+    ~ServedExchange() = default;
+    RequestState* request_state_ = nullptr;
 };
 
 }  // namespace portico::http

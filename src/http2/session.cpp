@@ -78,8 +78,8 @@ void Session::FrameArena::reset() {
 
 // ---- life cycle ----------------------------------------------------------------
 
-Session::Session(http::ServerContext& server, Transport& transport)
-    : server_(server), transport_(transport) {
+Session::Session(http::ServerContext& server, Carrier& carrier)
+    : server_(server), carrier_(carrier) {
     static const Callbacks callbacks = [] {
         Callbacks made;
         nghttp2_session_callbacks_new(&made.callbacks);
@@ -147,7 +147,7 @@ void Session::drain() {
 void Session::terminate(uint32_t code, const char* why) {
     char ip[INET6_ADDRSTRLEN];
     log::info("HTTP/2 client {} {}: GOAWAY and close",
-              http::format_ip(transport_.peer(), ip, sizeof ip), why);
+              http::format_ip(carrier_.peer(), ip, sizeof ip), why);
     nghttp2_session_terminate_session(session_, code);
     terminated_ = true;
 }
@@ -190,7 +190,7 @@ void Session::receive(const char* bytes, size_t size) {
         // what it asks for (acknowledgements piling up): nothing to tell it.
         if (used == NGHTTP2_ERR_BAD_CLIENT_MAGIC || used == NGHTTP2_ERR_FLOODED) {
             ended_ = true;
-            transport_.end_session();
+            carrier_.end_session();
             return;
         }
         // A callback that refused the input (a flood) queued its GOAWAY
@@ -485,19 +485,19 @@ void Session::send() {
             log::debug("HTTP/2 output failed: {}", nghttp2_strerror(failed));
             sending_ = false;
             ended_ = true;
-            transport_.end_session();
+            carrier_.end_session();
             return;
         }
         blocked = false;
         if (!output_.empty()) {
-            http::OutputQueue::FlushResult result = transport_.write(output_, written_);
-            if (result == http::OutputQueue::FlushResult::failed) {
+            transport::OutputQueue::FlushResult result = carrier_.write(output_, written_);
+            if (result == transport::OutputQueue::FlushResult::failed) {
                 sending_ = false;
                 ended_ = true;
-                transport_.end_session();
+                carrier_.end_session();
                 return;
             }
-            blocked = result == http::OutputQueue::FlushResult::would_block;
+            blocked = result == transport::OutputQueue::FlushResult::would_block;
         }
         if (output_.empty()) arena_.reset();
         if (drain_watched_) tell_drained_streams();
@@ -510,12 +510,12 @@ void Session::send() {
     if (ended_) return;
     if (blocked != output_blocked_) {
         output_blocked_ = blocked;
-        transport_.set_output_blocked(blocked);
+        carrier_.set_output_blocked(blocked);
     }
     if (!nghttp2_session_want_read(session_) && !nghttp2_session_want_write(session_) &&
         output_.empty()) {
         ended_ = true;
-        transport_.end_session();
+        carrier_.end_session();
         return;
     }
     update_timer();
@@ -570,19 +570,19 @@ void Session::update_timer() {
         if (written_ != written_at_timer_ || !stall_timer_armed_) {
             written_at_timer_ = written_;
             stall_timer_armed_ = true;
-            transport_.arm_timer(limits.send_timeout);
+            carrier_.arm_timer(limits.send_timeout);
         }
         return;
     }
     stall_timer_armed_ = false;
     if (!open) {
-        transport_.arm_timer(limits.keepalive_timeout);
+        carrier_.arm_timer(limits.keepalive_timeout);
     } else if (deadline_ns != UINT64_MAX) {
         uint64_t now = uv_hrtime();
         uint64_t left_ms = deadline_ns > now ? (deadline_ns - now + 999'999) / 1'000'000 : 0;
-        transport_.arm_timer(config::Duration{static_cast<int64_t>(left_ms)});
+        carrier_.arm_timer(config::Duration{static_cast<int64_t>(left_ms)});
     } else {
-        transport_.disarm_timer();
+        carrier_.disarm_timer();
     }
 }
 
@@ -595,14 +595,14 @@ void Session::on_timeout() {
         send();
         if (!ended_) {
             ended_ = true;
-            transport_.end_session();
+            carrier_.end_session();
         }
         return;
     }
     if (stall_timer_armed_) {
         log::debug("closing an HTTP/2 client that read nothing for send_timeout");
         ended_ = true;
-        transport_.end_session();
+        carrier_.end_session();
         return;
     }
     const config::ServerConfig& limits = server_.config.server;

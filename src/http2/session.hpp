@@ -4,7 +4,7 @@
 // The session sits on the transport its ClientConnection owns (socket or
 // TLS, the poll registration, the timer): the connection reads and hands
 // the bytes to receive(); the frames nghttp2 makes wait in the session's
-// output queue, which the connection writes (Transport::write), so h2
+// output queue, which the connection writes (Carrier::write), so h2
 // output goes out with the same writev/sendfile/TLS code as HTTP/1.1.
 //
 // Output design: DATA frames are "no copy" (nghttp2's NGHTTP2_DATA_FLAG_NO_COPY):
@@ -28,7 +28,8 @@
 #include <string_view>
 #include <vector>
 
-#include "http/output_queue.hpp"
+#include "transport/output_queue.hpp"
+#include "transport/transport.hpp"
 #include "http/peer_address.hpp"
 #include "http/server_context.hpp"
 #include "http2/frame_scanner.hpp"
@@ -37,10 +38,11 @@
 namespace portico::http2 {
 
 // What the session needs from the connection that carries it.
-class Transport {
+class Carrier {
 public:
     // Writes what the client takes of `output` now; `sent` adds what was written.
-    virtual http::OutputQueue::FlushResult write(http::OutputQueue& output, uint64_t& sent) = 0;
+    virtual transport::OutputQueue::FlushResult write(transport::OutputQueue& output,
+                                                      uint64_t& sent) = 0;
     // Whether writability must be watched (some output is waiting).
     virtual void set_output_blocked(bool blocked) = 0;
     virtual void arm_timer(config::Duration timeout) = 0;
@@ -48,15 +50,16 @@ public:
     // The session is over: the connection closes.
     virtual void end_session() = 0;
     virtual const http::PeerAddress& peer() const = 0;
-    virtual const tls::TlsStream* tls() const = 0;
+    // Plain or TLS, for the request's scheme and the access log.
+    virtual const transport::Transport& transport() const = 0;
 
 protected:
-    ~Transport() = default;
+    ~Carrier() = default;
 };
 
 class Session {
 public:
-    Session(http::ServerContext& server, Transport& transport);
+    Session(http::ServerContext& server, Carrier& carrier);
     ~Session();
     Session(const Session&) = delete;
     Session& operator=(const Session&) = delete;
@@ -79,7 +82,7 @@ public:
     void connection_closed();
 
     http::ServerContext& server() { return server_; }
-    Transport& transport() { return transport_; }
+    Carrier& carrier() { return carrier_; }
     nghttp2_session* nghttp2() { return session_; }
     // Where the output queue ends, counted in bytes since the connection
     // began: a stream's bytes are all written once written() reaches the
@@ -146,9 +149,9 @@ private:
     void update_timer();
 
     http::ServerContext& server_;
-    Transport& transport_;
+    Carrier& carrier_;
     nghttp2_session* session_ = nullptr;
-    http::OutputQueue output_;
+    transport::OutputQueue output_;
     FrameArena arena_;
     uint64_t written_ = 0;
     std::vector<nghttp2_nv> header_scratch_;

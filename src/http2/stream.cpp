@@ -59,7 +59,9 @@ ssize_t read_stream_data(nghttp2_session*, int32_t, uint8_t*, size_t length, uin
 }  // namespace
 
 Stream::Stream(Session& session, int32_t id)
-    : session_(session), id_(id), start_ns_(uv_hrtime()), buffers_(session.take_buffers()) {
+    : session_(session), id_(id), buffers_(session.take_buffers()) {
+    request_state_ = &r_;
+    r_.start_ns = uv_hrtime();
     request_.headers = std::move(buffers_.request_headers);
     request_.version_major = 2;
     request_.version_minor = 0;
@@ -108,7 +110,7 @@ void Stream::build_request() {
     request.path = path_.substr(0, question);
     if (question != std::string_view::npos) request.query = path_.substr(question + 1);
     request.host = authority_.empty() ? request.header("host") : authority_;
-    request.secure = session_.transport().tls() != nullptr;
+    request.secure = session_.carrier().transport().secure();
     std::string_view length = request.header("content-length");
     if (!length.empty()) {
         request.has_content_length = true;
@@ -133,9 +135,9 @@ uint64_t Stream::input_deadline_ns(const config::ServerConfig& limits) const {
     constexpr uint64_t ns_per_ms = 1'000'000;
     if (closed_) return UINT64_MAX;
     if (!head_complete_)
-        return start_ns_ + static_cast<uint64_t>(limits.header_timeout.count()) * ns_per_ms;
-    bool body_awaited = !body_complete_ && !response_ended_ &&
-                        (listener_ != nullptr || (location_ >= 0 && !handler_started_));
+        return r_.start_ns + static_cast<uint64_t>(limits.header_timeout.count()) * ns_per_ms;
+    bool body_awaited = !r_.body_complete && !r_.response_ended &&
+                        (r_.listener != nullptr || (r_.location >= 0 && !r_.handler_started));
     if (!body_awaited) return UINT64_MAX;
     return body_progress_ns_ + static_cast<uint64_t>(limits.body_timeout.count()) * ns_per_ms;
 }
@@ -145,7 +147,7 @@ void Stream::on_head_complete(bool end_stream) {
     body_progress_ns_ = uv_hrtime();
     build_request();
     if (end_stream) {
-        body_complete_ = true;
+        r_.body_complete = true;
     } else if (!request_.has_content_length) {
         // A body of unknown length: handlers frame it as they would chunks.
         request_.chunked = true;
@@ -159,87 +161,90 @@ void Stream::on_head_complete(bool end_stream) {
         respond_text(413, http::status_text(413));
         return;
     }
-    location_ = http::route_request(server, request_, *this);
-    if (location_ < 0) return;
+    if (!http::route_request(server, request_, *this, r_)) return;
     // The others start once the whole body is in (Handler::streams_request_body).
-    if (body_complete_ || server.location_streams_body[static_cast<size_t>(location_)]) serve();
+    if (r_.body_complete || server.serving[static_cast<size_t>(r_.location)].streams_body) serve();
 }
 
 void Stream::serve() {
-    handler_started_ = true;
-    http::serve_location(session_.server(), *this, location_);
+    r_.handler_started = true;
+    http::serve_location(session_.server(), *this, r_.location);
     // A handler that listens hears the end of a body that is already in,
     // as over HTTP/1.1 (where message_complete follows the head): the proxy
     // reuses its upstream connection only after it.
-    if (body_complete_ && !body_held_) tell_request_complete();
+    if (r_.body_complete && !r_.body_held) tell_request_complete();
 }
 
 void Stream::on_body_data(std::string_view data) {
-    body_received_ += data.size();
+    r_.body_received += data.size();
     body_progress_ns_ = uv_hrtime();
-    if (body_received_ > session_.server().config.server.max_body_bytes && !response_ended_) {
+    if (r_.body_received > session_.server().config.server.max_body_bytes && !r_.response_ended) {
         // Too late for a 413 once the response began: the stream is reset.
-        if (http::ExchangeListener* listener = std::exchange(listener_, nullptr)) listener->on_client_gone();
-        if (response_begun_) abort();
+        if (http::ExchangeListener* listener = std::exchange(r_.listener, nullptr))
+            listener->on_client_gone();
+        if (r_.response_begun)
+            abort();
         else respond_text(413, http::status_text(413));
     }
     // Nobody takes it (no listener, or the response is complete): dropped,
     // and its window given back.
-    if (listener_ == nullptr || response_ended_) {
+    if (r_.listener == nullptr || r_.response_ended) {
         nghttp2_session_consume_stream(session_.nghttp2(), id_, data.size());
         return;
     }
-    if (body_held_) {
+    if (r_.body_held) {
         // The listener is full: kept, and its window stays shut.
         held_body_.append(data);
         return;
     }
-    if (!listener_->on_request_body(data)) body_held_ = true;
+    if (!r_.listener->on_request_body(data)) r_.body_held = true;
     nghttp2_session_consume_stream(session_.nghttp2(), id_, data.size());
 }
 
 void Stream::on_body_end() {
-    body_complete_ = true;
-    if (location_ >= 0 && !handler_started_ && !response_begun_) {
+    r_.body_complete = true;
+    if (r_.location >= 0 && !r_.handler_started && !r_.response_begun) {
         serve();
         return;
     }
-    if (!body_held_) tell_request_complete();
+    if (!r_.body_held) tell_request_complete();
 }
 
 void Stream::tell_request_complete() {
-    if (completion_told_ || !listener_) return;
+    if (completion_told_ || !r_.listener) return;
     completion_told_ = true;
-    listener_->on_request_complete();
+    r_.listener->on_request_complete();
 }
 
 void Stream::resume_request_body() {
-    if (!body_held_ || delivering_) return;
-    body_held_ = false;
+    if (!r_.body_held || delivering_) return;
+    r_.body_held = false;
     delivering_ = true;
-    while (!held_body_.empty() && !body_held_ && listener_) {
+    while (!held_body_.empty() && !r_.body_held && r_.listener) {
         // Swapped, not moved: both strings keep their memory for the next hold.
         std::string& chunk = body_in_delivery_;
         chunk.swap(held_body_);
         held_body_.clear();
-        if (!listener_->on_request_body(chunk)) body_held_ = true;
+        if (!r_.listener->on_request_body(chunk)) r_.body_held = true;
         if (!closed_) nghttp2_session_consume_stream(session_.nghttp2(), id_, chunk.size());
     }
     delivering_ = false;
-    if (!body_held_ && body_complete_) tell_request_complete();
+    if (!r_.body_held && r_.body_complete) tell_request_complete();
     session_.send();  // the window updates
 }
 
 void Stream::on_closed(uint32_t error_code) {
     closed_ = true;
-    if (response_ended_ && error_code == NGHTTP2_NO_ERROR) {
-        record(status_);
+    if (r_.response_ended && error_code == NGHTTP2_NO_ERROR) {
+        record(r_.response_status);
         return;
     }
     // Reset by the client (or refused or malformed, by nghttp2) before the
     // response was complete: the handler stops.
-    if (http::ExchangeListener* listener = std::exchange(listener_, nullptr)) listener->on_client_gone();
-    if (response_ended_) record(status_);
+    if (http::ExchangeListener* listener = std::exchange(r_.listener, nullptr))
+        listener->on_client_gone();
+    if (r_.response_ended)
+        record(r_.response_status);
     else if (!head_complete_ && error_code == NGHTTP2_PROTOCOL_ERROR) record(400);
     else record(http::client_closed_request);
 }
@@ -247,13 +252,15 @@ void Stream::on_closed(uint32_t error_code) {
 void Stream::on_connection_closed() {
     if (closed_) return;
     closed_ = true;
-    if (http::ExchangeListener* listener = std::exchange(listener_, nullptr)) listener->on_client_gone();
-    record(response_ended_ && body_.empty() ? status_ : http::client_closed_request);
+    if (http::ExchangeListener* listener = std::exchange(r_.listener, nullptr))
+        listener->on_client_gone();
+    record(r_.response_ended && body_.empty() ? r_.response_status : http::client_closed_request);
 }
 
 void Stream::fail_stalled_body() {
-    if (!response_begun_) {
-        if (http::ExchangeListener* listener = std::exchange(listener_, nullptr)) listener->on_client_gone();
+    if (!r_.response_begun) {
+        if (http::ExchangeListener* listener = std::exchange(r_.listener, nullptr))
+            listener->on_client_gone();
         respond_text(408, http::status_text(408));
     } else {
         abort();
@@ -261,16 +268,18 @@ void Stream::fail_stalled_body() {
 }
 
 bool Stream::finished() const {
-    return closed_ && listener_ == nullptr && session_.written() >= last_byte_at_;
+    return closed_ && r_.listener == nullptr && session_.written() >= last_byte_at_;
 }
 
 // ---- response ------------------------------------------------------------------
 
 const config::LocationConfig& Stream::location() const {
-    return session_.server().config.locations[static_cast<size_t>(location_)];
+    return session_.server().config.locations[static_cast<size_t>(r_.location)];
 }
 
-const http::PeerAddress& Stream::client_address() const { return session_.transport().peer(); }
+const http::PeerAddress& Stream::client_address() const {
+    return session_.carrier().peer();
+}
 
 void Stream::begin_response(int status, uint64_t content_length) {
     begin_streamed_response(status);
@@ -282,8 +291,8 @@ void Stream::begin_response(int status, uint64_t content_length) {
 }
 
 void Stream::begin_streamed_response(int status) {
-    response_begun_ = true;
-    status_ = status;
+    r_.response_begun = true;
+    r_.response_status = status;
     head_only_ = request_.is_head() || http::is_bodyless_status(status);
     const std::string& server_header = session_.server().config.server.server_header;
     if (!server_header.empty()) add_header("server", server_header);
@@ -302,11 +311,11 @@ void Stream::add_header(std::string_view name, std::string_view value) {
 }
 
 void Stream::commit_head(bool with_body) {
-    head_committed_ = true;
+    r_.head_committed = true;
     if (closed_) return;
-    if (location_ >= 0)
+    if (r_.location >= 0)
         for (const auto& [name, value] : location().headers) add_header(name, value);
-    std::to_chars(status_digits_, status_digits_ + 3, status_);
+    std::to_chars(status_digits_, status_digits_ + 3, r_.response_status);
     std::vector<nghttp2_nv>& fields = session_.header_scratch();
     fields.resize(1 + buffers_.field_lengths.size());
     nghttp2_nv* next = fields.data();
@@ -327,7 +336,7 @@ void Stream::commit_head(bool with_body) {
 void Stream::send_body(std::string_view bytes) { send_body_pieces({&bytes, 1}, false); }
 
 void Stream::send_body_pieces(std::span<const std::string_view> pieces, bool last) {
-    if (!head_committed_) commit_head(true);
+    if (!r_.head_committed) commit_head(true);
     if (!head_only_)
         for (std::string_view piece : pieces) body_.push_memory(piece);
     if (last) {
@@ -346,14 +355,14 @@ void Stream::send_body_pieces(std::span<const std::string_view> pieces, bool las
 }
 
 void Stream::send_owned_body(std::string_view bytes, std::shared_ptr<const void> owner) {
-    if (!head_committed_) commit_head(true);
+    if (!r_.head_committed) commit_head(true);
     owner_ = std::move(owner);
     // Framed once end_response comes, as over HTTP/1.1.
     if (!head_only_) body_.push_memory(bytes);
 }
 
 void Stream::send_file(int fd, off_t offset, uint64_t length, std::shared_ptr<const void> owner) {
-    if (!head_committed_) commit_head(true);
+    if (!r_.head_committed) commit_head(true);
     owner_ = std::move(owner);
     if (!head_only_) body_.push_file(fd, offset, length);
 }
@@ -364,9 +373,9 @@ void Stream::hand_over_buffer(core::BufferPool& pool, char* block) {
 }
 
 void Stream::end_response() {
-    if (!head_committed_) commit_head(false);
-    response_ended_ = true;
-    listener_ = nullptr;
+    if (!r_.head_committed) commit_head(false);
+    r_.response_ended = true;
+    r_.listener = nullptr;
     body_queued();
 }
 
@@ -380,24 +389,13 @@ void Stream::body_queued() {
 }
 
 void Stream::abort() {
-    record(status_);  // the status the client was sent
-    listener_ = nullptr;
-    response_ended_ = true;
+    record(r_.response_status);  // the status the client was sent
+    r_.listener = nullptr;
+    r_.response_ended = true;
     body_.clear();
     if (closed_) return;
     nghttp2_submit_rst_stream(session_.nghttp2(), NGHTTP2_FLAG_NONE, id_, NGHTTP2_INTERNAL_ERROR);
     session_.send();
-}
-
-void Stream::respond_text(int status, std::string_view body) {
-    bool bodyless = http::is_bodyless_status(status);
-    begin_response(status, bodyless ? 0 : body.size());
-    if (!bodyless) {
-        add_header("content-type", "text/plain; charset=utf-8");
-        send_body_pieces({&body, 1}, true);
-        return;
-    }
-    end_response();
 }
 
 bool Stream::output_pending() const {
@@ -407,7 +405,7 @@ bool Stream::output_pending() const {
 ssize_t Stream::read_data(size_t length, uint32_t* data_flags) {
     uint64_t available = body_.pending_bytes();
     if (available == 0) {
-        if (response_ended_) {
+        if (r_.response_ended) {
             *data_flags |= NGHTTP2_DATA_FLAG_EOF;
             return 0;
         }
@@ -416,11 +414,11 @@ ssize_t Stream::read_data(size_t length, uint32_t* data_flags) {
     }
     size_t take = static_cast<size_t>(std::min<uint64_t>(length, available));
     *data_flags |= NGHTTP2_DATA_FLAG_NO_COPY;
-    if (response_ended_ && take == available) *data_flags |= NGHTTP2_DATA_FLAG_EOF;
+    if (r_.response_ended && take == available) *data_flags |= NGHTTP2_DATA_FLAG_EOF;
     return static_cast<ssize_t>(take);
 }
 
-void Stream::move_data(size_t length, http::OutputQueue& to) {
+void Stream::move_data(size_t length, transport::OutputQueue& to) {
     body_.move_front_to(to, length);
     body_bytes_ += length;
     last_byte_at_ = session_.output_end();
@@ -428,7 +426,7 @@ void Stream::move_data(size_t length, http::OutputQueue& to) {
 }
 
 bool Stream::drained_and_waited_for() {
-    if (!drain_wanted_ || listener_ == nullptr) return false;
+    if (!drain_wanted_ || r_.listener == nullptr) return false;
     if (output_pending()) {
         session_.watch_drain();
         return false;
@@ -438,31 +436,18 @@ bool Stream::drained_and_waited_for() {
 
 void Stream::tell_drained() {
     drain_wanted_ = false;
-    listener_->on_output_drained();
-}
-
-void Stream::set_upstream_timing(uint64_t upstream_ns, uint64_t connect_ns, std::string_view server) {
-    proxied_ = true;
-    upstream_ns_ = upstream_ns;
-    connect_ns_ = connect_ns;
-    upstream_server_ = server;
+    r_.listener->on_output_drained();
 }
 
 void Stream::record(int status) {
-    if (std::exchange(recorded_, true)) return;
-    Transport& transport = session_.transport();
-    http::record_finished_request(session_.server(),
-                                  {.request = request_,
-                                   .peer = transport.peer(),
-                                   .tls = transport.tls(),
-                                   .location = location_,
-                                   .status = status,
-                                   .start_ns = start_ns_,
-                                   .response_bytes = body_bytes_,
-                                   .proxied = proxied_,
-                                   .upstream_ns = upstream_ns_,
-                                   .connect_ns = connect_ns_,
-                                   .upstream_server = upstream_server_});
+    if (std::exchange(r_.recorded, true)) return;
+    Carrier& carrier = session_.carrier();
+    http::record_finished_request(session_.server(), {.request = request_,
+                                                      .state = r_,
+                                                      .peer = carrier.peer(),
+                                                      .transport = carrier.transport(),
+                                                      .status = status,
+                                                      .response_bytes = body_bytes_});
 }
 
 }  // namespace portico::http2

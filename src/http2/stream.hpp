@@ -30,7 +30,8 @@
 
 #include "core/small_blocks.hpp"
 #include "http/exchange.hpp"
-#include "http/output_queue.hpp"
+#include "http/request_state.hpp"
+#include "transport/output_queue.hpp"
 #include "http/request.hpp"
 
 namespace portico::http2 {
@@ -45,7 +46,7 @@ struct StreamBuffers {
     std::vector<std::pair<uint32_t, uint32_t>> field_lengths;  // of each name and value
 };
 
-class Stream final : public http::Exchange {
+class Stream final : public http::ServedExchange {
 public:
     Stream(Session& session, int32_t id);
     ~Stream();
@@ -77,7 +78,7 @@ public:
     // nghttp2's data source: how much the next DATA frame can carry.
     ssize_t read_data(size_t length, uint32_t* data_flags);
     // The frame was made: its `length` body bytes move to the connection's output.
-    void move_data(size_t length, http::OutputQueue& to);
+    void move_data(size_t length, transport::OutputQueue& to);
     // Its handler waits for its output to be written, and it now is.
     bool drained_and_waited_for();
     void tell_drained();
@@ -95,8 +96,8 @@ public:
     void fail_stalled_body();
     bool has_pending_body() const { return !body_.empty(); }
     // A response ended before the request body did: the client can stop sending.
-    bool request_body_unfinished() const { return !body_complete_; }
-    bool handler_started() const { return handler_started_; }
+    bool request_body_unfinished() const { return !r_.body_complete; }
+    bool handler_started() const { return r_.handler_started; }
     // True the first time: the session charges each reset stream once.
     bool take_reset_charge() { return !std::exchange(reset_charged_, true); }
 
@@ -114,15 +115,11 @@ public:
     void hand_over_buffer(core::BufferPool& pool, char* block) override;
     void end_response() override;
     void abort() override;
-    void respond_text(int status, std::string_view body) override;
-    void set_listener(http::ExchangeListener* listener) override { listener_ = listener; }
     void resume_request_body() override;
     bool output_pending() const override;
     // No tunnels over HTTP/2 (an Upgrade header is not allowed in it, RFC
     // 9113 8.2.2): nothing ever asks for one.
     void switch_protocols() override {}
-    void set_upstream_timing(uint64_t upstream_ns, uint64_t connect_ns,
-                             std::string_view server) override;
 
 private:
     void build_request();
@@ -136,7 +133,8 @@ private:
 
     Session& session_;
     int32_t id_;
-    uint64_t start_ns_;
+    // Location, timeline, flags and the record (http/request_state.hpp).
+    http::RequestState r_;
 
     // Request: every view of request_ points into fields_, a block of the
     // worker's buffer pool (at least max_header_bytes, so the whole list as
@@ -147,30 +145,20 @@ private:
     size_t header_list_size_ = 0;  // as RFC 9113 6.5.2 counts it
     std::string_view method_, scheme_, authority_, path_;
     bool head_complete_ = false;
-    bool body_complete_ = false;
-    uint64_t body_received_ = 0;
     uint64_t body_progress_ns_ = 0;  // the head's end, then each DATA payload's arrival
     std::string cookie_;     // several cookie fields joined (RFC 9113 8.2.3)
     std::string held_body_;  // DATA the listener could not take yet
     std::string body_in_delivery_;  // held DATA being handed to the listener
-    bool body_held_ = false;
     bool delivering_ = false;
     bool completion_told_ = false;
 
-    int location_ = -1;
-    bool handler_started_ = false;
     bool reset_charged_ = false;
-    http::ExchangeListener* listener_ = nullptr;
 
     // Response
-    int status_ = 0;
     char status_digits_[3];  // :status, read by nghttp2 when it makes HEADERS
-    bool response_begun_ = false;
-    bool head_committed_ = false;
-    bool response_ended_ = false;
     bool head_only_ = false;  // HEAD, 204, 304: no DATA whatever the handler sends
     StreamBuffers buffers_;  // request_.headers is buffers_.request_headers while it lives
-    http::OutputQueue body_;       // queued, not yet framed
+    transport::OutputQueue body_;  // queued, not yet framed
     uint64_t body_bytes_ = 0;      // framed so far
     uint64_t last_byte_at_ = 0;    // the session's output_end() after its last frame
     bool deferred_ = false;        // nghttp2 waits for resume_data
@@ -180,11 +168,6 @@ private:
     char* handed_over_block_ = nullptr;
 
     bool closed_ = false;  // by nghttp2
-    bool recorded_ = false;
-    bool proxied_ = false;
-    uint64_t upstream_ns_ = 0;
-    uint64_t connect_ns_ = 0;
-    std::string_view upstream_server_;
 };
 
 }  // namespace portico::http2

@@ -132,11 +132,11 @@ void ProxyExchange::await_connect() {
         // which saves a loop turn, an epoll_ctl and a getsockopt. One still
         // connecting answers EAGAIN; a refused one says why.
         uint64_t sent = 0;
-        http::OutputQueue::FlushResult result = to_upstream_.flush(connection_->fd(), sent);
+        transport::OutputQueue::FlushResult result = to_upstream_.flush(connection_->fd(), sent);
         if (sent > 0) {
             connection_->connected = true;
             request_sent_ = true;
-        } else if (result == http::OutputQueue::FlushResult::failed) {
+        } else if (result == transport::OutputQueue::FlushResult::failed) {
             fail(metrics::UpstreamError::connect, std::strerror(errno));
             return;
         }
@@ -213,10 +213,10 @@ bool ProxyExchange::send_request_body(std::span<const std::string_view> framed) 
     if (can_write_now) {
         for (std::string_view piece : framed) to_upstream_.push_memory(piece);
         uint64_t sent = 0;
-        http::OutputQueue::FlushResult result = to_upstream_.flush(connection_->fd(), sent);
-        if (result == http::OutputQueue::FlushResult::done) return true;
+        transport::OutputQueue::FlushResult result = to_upstream_.flush(connection_->fd(), sent);
+        if (result == transport::OutputQueue::FlushResult::done) return true;
         to_upstream_.clear();
-        if (result == http::OutputQueue::FlushResult::failed) {
+        if (result == transport::OutputQueue::FlushResult::failed) {
             fail(metrics::UpstreamError::reset, "writing the request body failed");
             return true;
         }
@@ -240,22 +240,22 @@ bool ProxyExchange::send_request_body(std::span<const std::string_view> framed) 
 }
 
 void ProxyExchange::write_upstream() {
-    http::OutputQueue::FlushResult result;
+    transport::OutputQueue::FlushResult result;
     for (;;) {
         uint64_t sent = 0;
         result = to_upstream_.flush(connection_->fd(), sent);
         if (sent > 0) request_sent_ = true;
-        if (result != http::OutputQueue::FlushResult::done || body_in_flight_.empty() ||
+        if (result != transport::OutputQueue::FlushResult::done || body_in_flight_.empty() ||
             in_flight_queued_)
             break;
         to_upstream_.push_memory(body_in_flight_);
         in_flight_queued_ = true;
     }
-    if (result == http::OutputQueue::FlushResult::failed) {
+    if (result == transport::OutputQueue::FlushResult::failed) {
         fail(metrics::UpstreamError::reset, std::strerror(errno));
         return;
     }
-    if (result == http::OutputQueue::FlushResult::would_block) {
+    if (result == transport::OutputQueue::FlushResult::would_block) {
         connection_->arm_timer(ms(upstream_.config().send_timeout));
         update_watch();
         return;

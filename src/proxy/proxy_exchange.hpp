@@ -14,7 +14,7 @@
 #include "core/buffer_pool.hpp"
 #include "core/io_poller.hpp"
 #include "http/exchange.hpp"
-#include "http/output_queue.hpp"
+#include "transport/output_queue.hpp"
 #include "proxy/response_parser.hpp"
 #include "proxy/upstream.hpp"
 
@@ -106,7 +106,7 @@ private:
     // Upstream-bound: the head (kept for a retry), then the body as it comes.
     char* head_block_ = nullptr;
     std::string_view head_;
-    http::OutputQueue to_upstream_;
+    transport::OutputQueue to_upstream_;
     std::string body_in_flight_;  // client bytes the upstream socket has not taken yet
     bool in_flight_queued_ = false;  // body_in_flight_ is in to_upstream_: don't grow it
     std::string replay_;          // the body so far, while a retry may still need it

@@ -15,8 +15,10 @@
 #include <memory>
 
 #include "core/log.hpp"
-#include "http/connection.hpp"
+#include "http1/connection.hpp"
 #include "http/server_context.hpp"
+#include "tls/tls_transport.hpp"
+#include "worker/composition.hpp"
 #include "worker/error_log.hpp"
 #include "worker/run_as_user.hpp"
 
@@ -52,6 +54,8 @@ private:
     unsigned slot_;
     uv_loop_t loop_;
     std::unique_ptr<http::ServerContext> server_;
+    std::unique_ptr<Composition> composition_;  // what server_ serves with
+    std::unique_ptr<tls::WorkerTls> tls_;       // with a [tls] section
     std::vector<std::unique_ptr<Listener>> listeners_;
     uv_signal_t drain_signal_;
     uv_signal_t terminate_signal_;
@@ -86,7 +90,8 @@ Worker::Worker(const config::Config& config, const tls::ServerTls* tls, unsigned
     uv_loop_init(&loop_);
     server_ = std::make_unique<http::ServerContext>(&loop_, config, std::move(counters), slot);
     server_->on_connection_closed = [this] { on_connection_closed(); };
-    if (tls) server_->use_tls(*tls, https_port(listen_fds));
+    composition_ = std::make_unique<Composition>(*server_, https_port(listen_fds));
+    if (tls) tls_ = std::make_unique<tls::WorkerTls>(*tls, server_->counters);
     for (const ListenFd& socket : listen_fds) {
         auto listener = std::make_unique<Listener>();
         listener->worker = this;
@@ -184,13 +189,20 @@ void Worker::accept_from(Listener& listener) {
     if (count == 0) return;
     // Accepted first, served after: a file changed before any of these
     // clients sent its request is known stale by now.
-    server_->file_cache.read_pending_changes();
+    composition_->file_cache().read_pending_changes();
     for (int i = 0; i < count; ++i) {
         // Responses leave in one writev; nothing gains from Nagle's delay.
         int on = 1;
         ::setsockopt(accepted[i].fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
         server_->counters.connection_accepted();
-        http::ClientConnection::start(*server_, accepted[i].fd, accepted[i].peer, listener.tls);
+        std::unique_ptr<transport::Transport> transport =
+            listener.tls ? tls_->accept(accepted[i].fd)
+                         : std::make_unique<transport::Socket>(accepted[i].fd);
+        if (transport == nullptr) {
+            server_->counters.connection_closed();
+            continue;
+        }
+        http1::ClientConnection::start(*server_, std::move(transport), accepted[i].peer);
     }
 }
 
@@ -221,11 +233,11 @@ void Worker::start_drain() {
         listener->watcher.forget();
         ::close(listener->fd);
     }
-    for (auto& upstream : server_->upstreams) upstream->close_idle();
+    for (auto& upstream : composition_->upstreams()) upstream->close_idle();
     // HTTP/2 clients hear it at once (GOAWAY): they open no more streams
     // here, and each connection closes when its open streams are done.
-    for (http::ClientConnection* connection = server_->connections; connection;) {
-        http::ClientConnection* next = connection->next;
+    for (http::OpenConnection* connection = server_->connections; connection;) {
+        http::OpenConnection* next = connection->next;
         connection->announce_drain();
         connection = next;
     }
@@ -247,8 +259,8 @@ void Worker::start_drain() {
 }
 
 void Worker::close_idle_connections() {
-    for (http::ClientConnection* connection = server_->connections; connection;) {
-        http::ClientConnection* next = connection->next;
+    for (http::OpenConnection* connection = server_->connections; connection;) {
+        http::OpenConnection* next = connection->next;
         connection->close_if_idle();
         connection = next;
     }
@@ -271,7 +283,7 @@ void Worker::stop_loop() {
     uv_close(reinterpret_cast<uv_handle_t*>(&accept_retry_), nullptr);
     uv_close(reinterpret_cast<uv_handle_t*>(&drain_grace_), nullptr);
     server_->poller.close();
-    for (auto& upstream : server_->upstreams) upstream->close();
+    for (auto& upstream : composition_->upstreams()) upstream->close();
 }
 
 // Only when the config names a policy: then it holds whatever the master

@@ -2,7 +2,7 @@
 // HPACK and flow control, then our callbacks, streams, routing and the
 // handlers behind them (`respond`, static files from memory and by
 // sendfile(2), compression with a precompressed sidecar), all on one
-// worker's ServerContext made once, as a worker makes it.
+// worker's ServerContext and composition made once, as a worker makes them.
 //
 // Input: a byte that cuts the rest into reads (fuzz_support.hpp Splits), a
 // byte of harness choices (see Choice), then the client's bytes; the
@@ -49,9 +49,11 @@
 #include "fuzz_support.hpp"
 #include "http/server_context.hpp"
 #include "http2/session.hpp"
+#include "transport/transport.hpp"
+#include "worker/composition.hpp"
 #include "metrics/shared_counters.hpp"
 
-using portico::http::OutputQueue;
+using portico::transport::OutputQueue;
 
 namespace {
 
@@ -98,6 +100,7 @@ struct World {
     portico::config::Config config;
     std::unique_ptr<portico::metrics::SharedCounters> shared;
     std::unique_ptr<portico::http::ServerContext> server;
+    std::unique_ptr<portico::worker::Composition> composition;
     int client_fd = -1;  // the client's end of the socketpair
     int server_fd = -1;  // what the transport writes to
 
@@ -174,6 +177,7 @@ cache_control = "public, max-age=60"
         FUZZ_CHECK(uv_loop_init(&loop) == 0);
         server = std::make_unique<portico::http::ServerContext>(
             &loop, config, shared->attach(shared->lease_slot(0).slot, config), 0);
+        composition = std::make_unique<portico::worker::Composition>(*server, 443);
 
         int pair[2];
         FUZZ_CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, pair) == 0);
@@ -367,7 +371,7 @@ private:
     bool in_header_block_ = false;
 };
 
-class FuzzTransport final : public portico::http2::Transport {
+class FuzzTransport final : public portico::http2::Carrier {
 public:
     explicit FuzzTransport(int fd) : fd_(fd) {
         peer_.v4.sin_family = AF_INET;
@@ -402,8 +406,10 @@ public:
         session_->connection_closed();
     }
     const portico::http::PeerAddress& peer() const override { return peer_; }
-    const portico::tls::TlsStream* tls() const override { return nullptr; }
+    // Cleartext (h2c); it does not own the socketpair's end.
+    const portico::transport::Transport& transport() const override { return cleartext_; }
 
+    portico::transport::Socket cleartext_{-1};
     bool blocked = false;
     bool timer_armed = false;
     bool ended = false;

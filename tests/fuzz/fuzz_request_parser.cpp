@@ -9,9 +9,9 @@
 
 #include "fuzz_support.hpp"
 #include "http/header_text.hpp"
-#include "http/request_parser.hpp"
+#include "http1/request_parser.hpp"
 
-using portico::http::RequestParser;
+using portico::http1::RequestParser;
 
 namespace {
 

@@ -7,6 +7,8 @@ for it, nothing else. `main.cpp` composes everything and is not checked.
     core      loop and handle wrappers, clock, buffers, logging (the
               error log's set-up from the config is worker/error_log)
     config    the file, validated into an immutable snapshot
+    transport what a connection reads and writes through: the output
+              queue, the Transport surface, the plain socket
     tls       the TLS transport
     metrics   counters, histograms, the access log, the admin endpoint
     router    locations compiled at load
@@ -30,29 +32,25 @@ import sys
 BELOW = {
     "core": [],
     "config": ["core"],
-    "tls": ["core", "config"],
+    "transport": ["core", "config"],
+    "tls": ["core", "config", "transport", "metrics"],
     "metrics": ["core", "config"],
     "router": ["core", "config"],
-    "http": ["core", "config", "metrics", "router"],
-    "http1": ["core", "config", "metrics", "router", "http", "tls"],
-    "http2": ["core", "config", "metrics", "router", "http"],
+    "http": ["core", "config", "transport", "metrics", "router"],
+    "http1": ["core", "config", "transport", "metrics", "router", "http"],
+    "http2": ["core", "config", "transport", "metrics", "router", "http"],
     "compress": ["core", "config", "metrics", "http"],
     "static": ["core", "config", "metrics", "http"],
-    "proxy": ["core", "config", "metrics", "http"],
-    "worker": ["core", "config", "tls", "metrics", "router", "http", "http1", "http2", "compress",
-               "static", "proxy"],
+    "proxy": ["core", "config", "transport", "metrics", "http"],
+    "worker": ["core", "config", "transport", "tls", "metrics", "router", "http", "http1", "http2",
+               "compress", "static", "proxy"],
     "cli": ["core", "config", "metrics"],
 }
 
 # file -> the folders it includes against the layers, today.
 KNOWN = {
-    # The worker's composition still lives in http/ (which handlers, filters,
-    # pools and caches a worker has).
-    "http/server_context.hpp": {"compress", "proxy", "static", "tls"},
-    "http/server_context.cpp": {"compress", "proxy", "static"},
-    # The HTTP/1 connection still holds the TLS stream and the h2 session.
-    "http/connection.hpp": {"http2", "tls"},
-    "http/output_queue.cpp": {"tls"},
+    # The HTTP/1 connection still hosts the h2 session on its socket.
+    "http1/connection.hpp": {"http2"},
     # Small helpers one level too high.
     "metrics/admin_endpoint.cpp": {"http"},
     "static/static_handler.cpp": {"compress"},

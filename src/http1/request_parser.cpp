@@ -1,6 +1,6 @@
-#include "http/request_parser.hpp"
+#include "http1/request_parser.hpp"
 
-namespace portico::http {
+namespace portico::http1 {
 
 namespace {
 
@@ -8,8 +8,8 @@ namespace {
 // chunked is (RFC 9112 6.1: otherwise 501). Its position is llhttp's check.
 bool only_chunked_codings(std::string_view value) {
     bool only_chunked = true;
-    for_each_list_member(value, [&](std::string_view coding) {
-        if (!equals_ignore_case(coding, "chunked")) only_chunked = false;
+    http::for_each_list_member(value, [&](std::string_view coding) {
+        if (!http::equals_ignore_case(coding, "chunked")) only_chunked = false;
     });
     return only_chunked;
 }
@@ -19,7 +19,7 @@ bool only_chunked_codings(std::string_view value) {
 // fuzz_request_parser: a smuggling lever).
 bool names_a_coding(std::string_view value) {
     bool any = false;
-    for_each_list_member(value, [&](std::string_view) { any = true; });
+    http::for_each_list_member(value, [&](std::string_view) { any = true; });
     return any;
 }
 
@@ -42,7 +42,9 @@ const llhttp_settings_t RequestParser::settings = [] {
     return s;
 }();
 
-RequestParser::RequestParser() { llhttp_init(&parser_, HTTP_REQUEST, &settings); }
+RequestParser::RequestParser() {
+    llhttp_init(&parser_, HTTP_REQUEST, &settings);
+}
 
 void RequestParser::restart(BodyReceiver& receiver) {
     llhttp_init(&parser_, HTTP_REQUEST, &settings);
@@ -97,13 +99,13 @@ int RequestParser::on_message_begin(llhttp_t* parser) {
 
 int RequestParser::on_method(llhttp_t* parser, const char* at, size_t length) {
     RequestParser& self = from(parser);
-    extend_span(self.request_.method_name, at, length);
+    http::extend_span(self.request_.method_name, at, length);
     return HPE_OK;
 }
 
 int RequestParser::on_url(llhttp_t* parser, const char* at, size_t length) {
     RequestParser& self = from(parser);
-    extend_span(self.request_.target, at, length);
+    http::extend_span(self.request_.target, at, length);
     return HPE_OK;
 }
 
@@ -114,7 +116,8 @@ int RequestParser::on_url_complete(llhttp_t* parser) {
 
 int RequestParser::on_header_field(llhttp_t* parser, const char* at, size_t length) {
     RequestParser& self = from(parser);
-    if (!extend_span(self.current_.name, at, length)) return self.fail(400, "malformed header name");
+    if (!http::extend_span(self.current_.name, at, length))
+        return self.fail(400, "malformed header name");
     return HPE_OK;
 }
 
@@ -135,14 +138,14 @@ int RequestParser::on_header_field_complete(llhttp_t* parser) {
 
 int RequestParser::on_header_value(llhttp_t* parser, const char* at, size_t length) {
     RequestParser& self = from(parser);
-    if (!extend_span(self.current_.value, at, length))
+    if (!http::extend_span(self.current_.value, at, length))
         return self.fail(400, "obsolete line folding in a header value");
     return HPE_OK;
 }
 
 int RequestParser::on_header_value_complete(llhttp_t* parser) {
     RequestParser& self = from(parser);
-    HeaderField field = self.current_;
+    http::HeaderField field = self.current_;
     // llhttp 8.1 takes ": value", a field without a name (found by
     // fuzz_request_parser); a field name is a token of one character or more
     // (RFC 9110 5.1).
@@ -157,15 +160,15 @@ int RequestParser::on_header_value_complete(llhttp_t* parser) {
     return self.interpret_header(field);
 }
 
-int RequestParser::interpret_header(const HeaderField& field) {
-    if (equals_ignore_case(field.name, "host")) {
+int RequestParser::interpret_header(const http::HeaderField& field) {
+    if (http::equals_ignore_case(field.name, "host")) {
         if (request_.host.data() != nullptr) return fail(400, "more than one Host header");
         request_.host = field.value;
-    } else if (equals_ignore_case(field.name, "transfer-encoding")) {
+    } else if (http::equals_ignore_case(field.name, "transfer-encoding")) {
         if (!names_a_coding(field.value)) return fail(400, "Transfer-Encoding without a coding");
         if (!only_chunked_codings(field.value)) return fail(501, "unsupported transfer coding");
-    } else if (equals_ignore_case(field.name, "expect")) {
-        if (!equals_ignore_case(field.value, "100-continue"))
+    } else if (http::equals_ignore_case(field.name, "expect")) {
+        if (!http::equals_ignore_case(field.value, "100-continue"))
             return fail(417, "unsupported expectation");
         request_.expect_continue = true;
     }
@@ -176,7 +179,8 @@ int RequestParser::interpret_header(const HeaderField& field) {
 bool RequestParser::split_target() {
     std::string_view target = request_.target;
     for (std::string_view scheme : {std::string_view("http://"), std::string_view("https://")}) {
-        if (target.size() > scheme.size() && equals_ignore_case(target.substr(0, scheme.size()), scheme)) {
+        if (target.size() > scheme.size() &&
+            http::equals_ignore_case(target.substr(0, scheme.size()), scheme)) {
             target.remove_prefix(scheme.size());
             size_t slash = target.find_first_of("/?");
             request_.authority = target.substr(0, slash);
@@ -194,7 +198,7 @@ bool RequestParser::split_target() {
 
 int RequestParser::on_headers_complete(llhttp_t* parser) {
     RequestParser& self = from(parser);
-    Request& request = self.request_;
+    http::Request& request = self.request_;
     if (parser->http_major != 1) return self.fail(505, "only HTTP/1.0 and HTTP/1.1 are served");
     request.method = parser->method;
     request.version_minor = parser->http_minor;
@@ -203,7 +207,7 @@ int RequestParser::on_headers_complete(llhttp_t* parser) {
     if (!request.authority.empty()) request.host = request.authority;
     if (request.version_minor == 1 && request.host.data() == nullptr)
         return self.fail(400, "HTTP/1.1 request without a Host header");
-    if (!is_valid_host(request.host)) return self.fail(400, "invalid Host header");
+    if (!http::is_valid_host(request.host)) return self.fail(400, "invalid Host header");
     // RFC 9112 6.1: Transfer-Encoding in an HTTP/1.0 request means faulty
     // framing (a 1.0 hop may not have understood it); 400 and close, as nginx.
     if (request.version_minor == 0 && (parser->flags & F_TRANSFER_ENCODING) != 0)
@@ -233,4 +237,4 @@ int RequestParser::on_message_complete(llhttp_t* parser) {
     return HPE_PAUSED;
 }
 
-}  // namespace portico::http
+}  // namespace portico::http1

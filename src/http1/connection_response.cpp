@@ -8,13 +8,15 @@
 
 #include "http/chunked_coding.hpp"
 #include "core/log.hpp"
-#include "http/connection.hpp"
+#include "http1/connection.hpp"
 #include "http/request_record.hpp"
 #include "http/status.hpp"
 
-namespace portico::http {
+namespace portico::http1 {
 
-const Request& ClientConnection::request() const { return r_->parser.request(); }
+const http::Request& ClientConnection::request() const {
+    return r_->parser.request();
+}
 
 const config::LocationConfig& ClientConnection::location() const {
     return server_.config.locations[static_cast<size_t>(r_->location)];
@@ -22,7 +24,7 @@ const config::LocationConfig& ClientConnection::location() const {
 
 bool ClientConnection::keep_alive_after_response() const {
     const config::ServerConfig& limits = server_.config.server;
-    const Request& request = r_->parser.request();
+    const http::Request& request = r_->parser.request();
     // An upgrade request left unanswered by a tunnel leaves the parser in
     // the upgraded state: nothing after it can be read as HTTP.
     return !close_after_response_ && !server_.draining && !peer_closed_ && !request.upgrade &&
@@ -36,7 +38,7 @@ void ClientConnection::start_head(int status) {
     r_->response_start_bytes = bytes_sent_;
     r_->response_start_file_bytes = r_->output.file_bytes_sent();
     if (r_->head_buffer == nullptr) r_->head_buffer = server_.buffers.acquire();
-    r_->head = ResponseHead(r_->head_buffer, server_.buffers.block_size());
+    r_->head = http::ResponseHead(r_->head_buffer, server_.buffers.block_size());
     r_->head.status_line(status);
     const std::string& server_header = server_.config.server.server_header;
     if (!server_header.empty()) r_->head.header("Server", server_header);
@@ -45,13 +47,13 @@ void ClientConnection::start_head(int status) {
 
 void ClientConnection::begin_response(int status, uint64_t content_length) {
     start_head(status);
-    if (!is_bodyless_status(status)) r_->head.header("Content-Length", content_length);
+    if (!http::is_bodyless_status(status)) r_->head.header("Content-Length", content_length);
 }
 
 void ClientConnection::begin_streamed_response(int status) {
     start_head(status);
     // No body to delimit: the connection stays as it is.
-    if (is_bodyless_status(status) || request().is_head()) return;
+    if (http::is_bodyless_status(status) || request().is_head()) return;
     if (request().version_minor >= 1) {
         r_->chunked_response = true;
         r_->head.header("Transfer-Encoding", "chunked");
@@ -93,11 +95,11 @@ void ClientConnection::commit_head() {
 void ClientConnection::answer_head_overflow() {
     log::error("response head for {} exceeds {} bytes; answering 502", r_->parser.request().target,
                server_.buffers.block_size());
-    ExchangeListener* listener = std::exchange(r_->listener, nullptr);
+    http::ExchangeListener* listener = std::exchange(r_->listener, nullptr);
     r_->head_committed = false;
     r_->chunked_response = false;
     close_after_response_ = true;
-    respond_text(502, status_text(502));
+    respond_text(502, http::status_text(502));
     if (listener) listener->on_client_gone();
 }
 
@@ -131,8 +133,10 @@ void ClientConnection::send_body_pieces(std::span<const std::string_view> pieces
             for (std::string_view piece : pieces) r_->output.push_memory(piece);
         }
     }
-    if (last) end_response();  // the last-chunk joins them: one writev for all
-    else flush_output();
+    if (last)
+        end_response();  // the last-chunk joins them: one writev for all
+    else
+        flush_output();
 }
 
 // Size line, pieces, CRLF: one chunk, however many pieces, so an upstream
@@ -143,13 +147,14 @@ void ClientConnection::queue_chunk(std::span<const std::string_view> pieces, boo
     uint64_t size = 0;
     for (std::string_view piece : pieces) size += piece.size();
     if (size == 0) {  // an empty chunk would end the body
-        if (last) r_->output.push_memory(last_chunk);
+        if (last) r_->output.push_memory(http::last_chunk);
         return;
     }
     // Everything queued before was written, older size lines included.
     if (r_->output.empty()) r_->chunk_lines_used = 0;
     size_t head_size = r_->head.bytes().size();
-    if (head_size + r_->chunk_lines_used + max_chunk_size_line > server_.buffers.block_size()) {
+    if (head_size + r_->chunk_lines_used + http::max_chunk_size_line >
+        server_.buffers.block_size()) {
         // Only a handler that keeps sending while its output is pending gets
         // here (hundreds of chunks queued): its client gets a cut response.
         log::error("too many chunks queued for {}; closing the connection",
@@ -159,11 +164,11 @@ void ClientConnection::queue_chunk(std::span<const std::string_view> pieces, boo
         return;
     }
     std::string_view line =
-        chunk_size_line(size, r_->head_buffer + head_size + r_->chunk_lines_used);
+        http::chunk_size_line(size, r_->head_buffer + head_size + r_->chunk_lines_used);
     r_->chunk_lines_used += line.size();
     r_->output.push_memory(line);
     for (std::string_view piece : pieces) r_->output.push_memory(piece);
-    r_->output.push_memory(last ? chunk_end_and_last_chunk : chunk_end);
+    r_->output.push_memory(last ? http::chunk_end_and_last_chunk : http::chunk_end);
 }
 
 void ClientConnection::send_owned_body(std::string_view bytes, std::shared_ptr<const void> owner) {
@@ -180,7 +185,7 @@ void ClientConnection::send_file(int fd, off_t offset, uint64_t length,
                                  std::shared_ptr<const void> owner) {
     if (!r_->head_committed) commit_head();
     if (response_closed() || r_->parser.request().is_head()) return;
-    if (!corked_ && !tls_ && location().tcp_nopush) set_cork(true);
+    if (!corked_ && location().tcp_nopush) set_cork(true);
     r_->output.push_file(fd, offset, length);
     r_->body_owner = std::move(owner);
 }
@@ -194,7 +199,7 @@ void ClientConnection::end_response() {
     if (state_ == State::closed) return;
     if (!r_->head_committed) commit_head();
     if (response_closed()) return;
-    if (r_->chunked_response) r_->output.push_memory(last_chunk);
+    if (r_->chunked_response) r_->output.push_memory(http::last_chunk);
     r_->response_ended = true;
     r_->listener = nullptr;
     if (state_ == State::tunnel) close_after_response_ = true;
@@ -217,14 +222,6 @@ void ClientConnection::switch_protocols() {
     update_poll();
 }
 
-void ClientConnection::set_upstream_timing(uint64_t upstream_ns, uint64_t connect_ns,
-                                           std::string_view server) {
-    r_->proxied = true;
-    r_->upstream_ns = upstream_ns;
-    r_->connect_ns = connect_ns;
-    r_->upstream_server = server;
-}
-
 // The request ends: its last response byte is out, or the connection
 // closes first. The timeline ends here, and the same numbers go to the
 // counters and the access log, once per request. `status` is the one sent,
@@ -234,20 +231,16 @@ void ClientConnection::record_request(int status) {
     // Only what was written of this request's response (none, when the
     // client left before it began).
     bool begun = r_->response_begun;
-    record_finished_request(
+    http::record_finished_request(
         server_, {.request = r_->parser.request(),
+                  .state = *r_,
                   .peer = peer_,
-                  .tls = tls_.get(),
-                  .location = r_->location,
+                  .transport = *transport_,
                   .status = status,
-                  .start_ns = r_->start_ns,
                   .response_bytes = begun ? bytes_sent_ - r_->response_start_bytes : 0,
                   .head_bytes = r_->head_committed ? r_->head.bytes().size() : 0,
-                  .sendfile_bytes = begun ? r_->output.file_bytes_sent() - r_->response_start_file_bytes : 0,
-                  .proxied = r_->proxied,
-                  .upstream_ns = r_->upstream_ns,
-                  .connect_ns = r_->connect_ns,
-                  .upstream_server = r_->upstream_server});
+                  .sendfile_bytes =
+                      begun ? r_->output.file_bytes_sent() - r_->response_start_file_bytes : 0});
 }
 
 // The connection closes before the request's last response byte is out,
@@ -258,67 +251,30 @@ void ClientConnection::record_request(int status) {
 // 200 would hide it. A tunnel's response was its 101, and either side ends
 // a tunnel by closing.
 void ClientConnection::record_request_cut_short() {
-    record_request(state_ == State::tunnel ? r_->response_status : client_closed_request);
-}
-
-void ClientConnection::respond_text(int status, std::string_view body) {
-    bool bodyless = is_bodyless_status(status);
-    begin_response(status, bodyless ? 0 : body.size());
-    if (!bodyless) {
-        add_header("Content-Type", "text/plain; charset=utf-8");
-        send_body(body);
-    }
-    end_response();
-}
-
-// More to send than autotuning's largest buffer holds, to a reader fast
-// enough that autotuning took the buffer there: a larger one takes the
-// response in fewer wakeups (a 10 MiB file: half). Not for a slower
-// reader: a blocked socket wakes its writer only once a third of its buffer
-// is free, and send_timeout is the gap between two writes, so a larger
-// buffer would give a slow reader more to drain in that time. Once per
-// connection; a slow reader pays a getsockopt per blocked write.
-void ClientConnection::raise_send_buffer() {
-    int current = 0;
-    socklen_t length = sizeof current;
-    if (::getsockopt(fd_, SOL_SOCKET, SO_SNDBUF, &current, &length) != 0 ||
-        static_cast<uint64_t>(current) < server_.large_send_buffer_from)
-        return;
-    send_buffer_raised_ = true;
-    ::setsockopt(fd_, SOL_SOCKET, SO_SNDBUF, &server_.large_send_buffer, sizeof(int));
-}
-
-// tcp_nopush. Only around a file: a response from memory leaves in one
-// writev already, and the cork costs two setsockopt calls.
-void ClientConnection::set_cork(bool on) {
-    int value = on;
-    ::setsockopt(fd_, IPPROTO_TCP, TCP_CORK, &value, sizeof value);
-    corked_ = on;
+    record_request(state_ == State::tunnel ? r_->response_status : http::client_closed_request);
 }
 
 void ClientConnection::flush_output(bool from_socket_event) {
     if (state_ == State::closed || r_ == nullptr) return;
     uint64_t sent_before = bytes_sent_;
-    if (tls_ && close_after_response_ && r_->response_ended) [[unlikely]]
-        tls_->close_after_output();
-    OutputQueue::FlushResult result =
-        tls_ ? r_->output.flush(*tls_, server_.tls_staging.get(), server_.tls_staging_size, bytes_sent_)
-             : r_->output.flush(fd_, bytes_sent_);
+    if (close_after_response_ && r_->response_ended) [[unlikely]]
+        transport_->close_after_output();
+    transport::OutputQueue::FlushResult result = transport_->write(r_->output, bytes_sent_);
     switch (result) {
-    case OutputQueue::FlushResult::failed:
+    case transport::OutputQueue::FlushResult::failed:
         close();
         return;
-    case OutputQueue::FlushResult::would_block:
-        if (!send_buffer_raised_ && server_.large_send_buffer > 0 &&
-            r_->output.pending_bytes() > server_.large_send_buffer_from)
-            raise_send_buffer();
+    case transport::OutputQueue::FlushResult::would_block:
+        if (!send_buffer_raised_)
+            send_buffer_raised_ =
+                server_.send_buffer.raise(transport_->fd(), r_->output.pending_bytes());
         // send_timeout is the longest gap between writes, not a total.
         if (!output_blocked_ || bytes_sent_ > sent_before)
             arm_timer(server_.config.server.send_timeout);
         output_blocked_ = true;
         update_poll();
         return;
-    case OutputQueue::FlushResult::done:
+    case transport::OutputQueue::FlushResult::done:
         break;
     }
     bool was_blocked = output_blocked_;
@@ -350,4 +306,4 @@ void ClientConnection::flush_output(bool from_socket_event) {
     if (was_blocked) update_poll();
 }
 
-}  // namespace portico::http
+}  // namespace portico::http1

@@ -1,4 +1,4 @@
-#include "http/connection.hpp"
+#include "http1/connection.hpp"
 
 #include <sys/socket.h>
 #include <unistd.h>
@@ -11,7 +11,7 @@
 #include "http/request_routing.hpp"
 #include "http/status.hpp"
 
-namespace portico::http {
+namespace portico::http1 {
 
 namespace {
 
@@ -22,40 +22,19 @@ constexpr std::string_view continue_response = "HTTP/1.1 100 Continue\r\n\r\n";
 // answer before the client reads it (nginx's lingering close).
 constexpr config::Duration linger_timeout{2000};
 
-// What a plain HTTP request sent to a TLS port gets, in clear text.
-constexpr std::string_view plain_http_body = "This port speaks HTTPS: use an https:// URL.\n";
-constexpr std::string_view plain_http_response =
-    "HTTP/1.1 400 Bad Request\r\n"
-    "Content-Type: text/plain; charset=utf-8\r\n"
-    "Content-Length: 45\r\n"
-    "Connection: close\r\n"
-    "\r\n"
-    "This port speaks HTTPS: use an https:// URL.\n";
-static_assert(plain_http_response.ends_with(plain_http_body) && plain_http_body.size() == 45);
-
 }  // namespace
 
 // ---- life cycle ----------------------------------------------------------
 
-void ClientConnection::start(ServerContext& server, int fd, const PeerAddress& peer, bool tls) {
-    auto* connection = new ClientConnection(server, fd, peer);
-    if (tls) {
-        SSL* session = server.tls->new_session(fd);
-        if (session == nullptr) {
-            log::error("no memory for a TLS session; closing the connection");
-            connection->close();
-            return;
-        }
-        connection->tls_ = std::make_unique<tls::TlsStream>(session, fd, *server.tls_gather);
-        connection->accepted_ns_ = uv_hrtime();
-    }
-    connection->next = server.connections;
-    if (server.connections) server.connections->prev = connection;
-    server.connections = connection;
-    ++server.connection_count;
-    // The first head must arrive within header_timeout of the accept.
-    connection->arm_timer(tls ? server.config.tls->handshake_timeout
-                              : server.config.server.header_timeout);
+void ClientConnection::start(http::ServerContext& server,
+                             std::unique_ptr<transport::Transport> transport,
+                             const http::PeerAddress& peer) {
+    auto* connection = new ClientConnection(server, std::move(transport), peer);
+    server.add_connection(*connection);
+    // The first head must arrive within header_timeout of the accept (or of
+    // the handshake's end).
+    connection->arm_timer(connection->handshake_done_ ? server.config.server.header_timeout
+                                                      : server.config.tls->handshake_timeout);
     // The listening socket defers accepts until data arrives
     // (TCP_DEFER_ACCEPT): read at once. A connection answered and closed
     // right away then never enters the epoll set.
@@ -63,9 +42,14 @@ void ClientConnection::start(ServerContext& server, int fd, const PeerAddress& p
     connection->update_poll();
 }
 
-ClientConnection::ClientConnection(ServerContext& server, int fd, const PeerAddress& peer)
-    : server_(server), fd_(fd), peer_(peer) {
-    io_.init(server.poller, fd, this, on_io);
+ClientConnection::ClientConnection(http::ServerContext& server,
+                                   std::unique_ptr<transport::Transport> transport,
+                                   const http::PeerAddress& peer)
+    : server_(server),
+      transport_(std::move(transport)),
+      peer_(peer),
+      handshake_done_(transport_->established()) {
+    io_.init(server.poller, transport_->fd(), this, on_io);
     timer_.init(server.poller, this, on_timer);
 }
 
@@ -75,7 +59,8 @@ ClientConnection::~ClientConnection() {
 }
 
 void ClientConnection::begin_request() {
-    r_ = server_.request_states.acquire(*this);
+    r_ = codec_state_pool().acquire(*this);
+    request_state_ = r_;
     r_->start_ns = uv_hrtime();
 }
 
@@ -83,7 +68,8 @@ void ClientConnection::release_request_state() {
     if (r_ == nullptr) return;
     server_.buffers.release(r_->head_buffer);
     if (r_->handed_over_pool) r_->handed_over_pool->release(r_->handed_over_block);
-    server_.request_states.release(std::exchange(r_, nullptr));
+    codec_state_pool().release(std::exchange(r_, nullptr));
+    request_state_ = nullptr;
 }
 
 void ClientConnection::close() {
@@ -93,22 +79,13 @@ void ClientConnection::close() {
     state_ = State::closed;
     if (r_ != nullptr) {
         r_->output.clear();
-        if (ExchangeListener* listener = std::exchange(r_->listener, nullptr))
+        if (http::ExchangeListener* listener = std::exchange(r_->listener, nullptr))
             listener->on_client_gone();
     }
-    if (prev) prev->next = next;
-    else server_.connections = next;
-    if (next) next->prev = prev;
-    --server_.connection_count;
+    server_.remove_connection(*this);
     server_.counters.connection_closed();
     io_.forget();
-    if (tls_) {
-        if (!tls_->established())
-            server_.counters.tls_handshake_finished(metrics::TlsHandshake::failed, 0);
-        else if (!peer_closed_)
-            tls_->shutdown();
-    }
-    ::close(fd_);
+    transport_->close(peer_closed_);
     timer_.cancel();
     // Freed after this loop turn's other events, which may still name it.
     server_.poller.release_after_turn(this, release);
@@ -116,7 +93,7 @@ void ClientConnection::close() {
 
 void ClientConnection::release(void* closed) {
     auto* connection = static_cast<ClientConnection*>(closed);
-    ServerContext& server = connection->server_;
+    http::ServerContext& server = connection->server_;
     delete connection;
     if (server.on_connection_closed) server.on_connection_closed();
 }
@@ -129,12 +106,22 @@ void ClientConnection::close_if_idle() {
 
 void ClientConnection::on_io(void* self, int events) {
     auto* connection = static_cast<ClientConnection*>(self);
-    if (connection->tls_) [[unlikely]] {
-        connection->on_tls_io(events);
+    // The transport's own pending output goes first (TLS records the socket
+    // did not take), and it says what is left for the connection.
+    transport::Transport::Ready ready =
+        connection->transport_->on_socket_event(events, connection->output_blocked_);
+    if (ready.failed) [[unlikely]] {
+        connection->close();
         return;
     }
-    if (events & core::io_writable) connection->on_writable();
-    if ((events & core::io_readable) && connection->state_ != State::closed)
+    if (ready.repoll) connection->update_poll();
+    if (!connection->handshake_done_) [[unlikely]] {
+        connection->on_readable();
+        connection->send_held_output();
+        return;
+    }
+    if (ready.events & core::io_writable) connection->on_writable();
+    if ((ready.events & core::io_readable) && connection->state_ != State::closed)
         connection->on_readable();
 }
 
@@ -152,7 +139,7 @@ void ClientConnection::update_poll() {
     if (wants_input && !peer_closed_ && (input_ == nullptr || input_filled_ < input_capacity()))
         events |= core::io_readable;
     if (output_blocked_) events |= core::io_writable;
-    if (tls_) [[unlikely]] events = tls_poll_events(events);
+    events = transport_->poll_events(events, output_blocked_, io_);
     if (!io_.watch(events)) {
         log::error(
             "epoll_ctl on a client socket: {}; closing the connection (raise "
@@ -166,13 +153,9 @@ void ClientConnection::arm_timer(config::Duration timeout) {
     timer_.arm(static_cast<uint64_t>(timeout.count()));
 }
 
-ssize_t ClientConnection::receive(char* buffer, size_t size) {
-    if (tls_) [[unlikely]] return tls_->read(buffer, size);
-    return ::read(fd_, buffer, size);
-}
-
 void ClientConnection::on_readable() {
-    if (tls_ && !tls_->established() && !finish_handshake()) return;
+    if (!handshake_done_ && !finish_handshake()) [[unlikely]]
+        return;
     if (input_ == nullptr) input_ = server_.buffers.acquire();
     bool dropping = state_ == State::lingering || discard_input_;
     if (dropping) input_filled_ = input_parsed_ = 0;
@@ -180,19 +163,20 @@ void ClientConnection::on_readable() {
     // of 0 bytes would look like the client's close. (Only a TLS event that
     // wants the other direction gets here then.)
     if (input_filled_ == input_capacity()) return;
-    ssize_t received = receive(input_ + input_filled_, input_capacity() - input_filled_);
+    ssize_t received = transport_->read(input_ + input_filled_, input_capacity() - input_filled_);
     if (received < 0) {
         if (errno != EAGAIN && errno != EINTR) {
-            if (tls_) log::debug("TLS connection from a client ends: {}", tls_->failure());
+            log::debug("connection from a client ends: {}", transport_->failure());
             close();
             return;
         }
         if (state_ == State::idle) release_idle_buffer();
         // A session started by ALPN whose client's preface is not in yet
         // still sends its own (SETTINGS) now.
-        if (state_ == State::http2) [[unlikely]] h2_->send();
-        // The TLS layer may now wait for writability, or hold records.
-        if (tls_) update_poll();
+        if (state_ == State::http2) [[unlikely]]
+            h2_->send();
+        // The transport may now wait for writability, or hold input (TLS).
+        if (transport_->secure()) update_poll();
         return;
     }
     if (received == 0) {
@@ -217,8 +201,9 @@ void ClientConnection::on_readable() {
         // OpenSSL hands out one record per read: the frames of the records
         // already in go together (a client's SETTINGS and its first
         // HEADERS), so their answers share one write.
-        while (tls_ && tls_->has_buffered_input() && input_filled_ < input_capacity()) {
-            ssize_t more = receive(input_ + input_filled_, input_capacity() - input_filled_);
+        while (transport_->has_buffered_input() && input_filled_ < input_capacity()) {
+            ssize_t more =
+                transport_->read(input_ + input_filled_, input_capacity() - input_filled_);
             if (more <= 0) break;  // the next event sees an error or the end again
             input_filled_ += static_cast<size_t>(more);
         }
@@ -230,7 +215,7 @@ void ClientConnection::on_readable() {
         return;
     }
     if (state_ == State::idle) {
-        if (requests_served_ == 0 && !tls_ && server_.config.http2.cleartext &&
+        if (requests_served_ == 0 && !transport_->secure() && server_.config.http2.cleartext &&
             begins_with_h2_preface()) {
             start_http2();
             if (state_ == State::http2) on_http2_input();
@@ -246,8 +231,10 @@ void ClientConnection::on_readable() {
 }
 
 void ClientConnection::on_writable() {
-    if (h2_) [[unlikely]] h2_->on_writable();
-    else flush_output(true);
+    if (h2_) [[unlikely]]
+        h2_->on_writable();
+    else
+        flush_output(true);
 }
 
 void ClientConnection::on_timeout() {
@@ -327,7 +314,7 @@ void ClientConnection::parse_available_input() {
                 break;
             }
             if (r_->listener) {
-                RequestState* current = r_;
+                CodecState* current = r_;
                 r_->listener->on_request_complete();
                 if (r_ != current) break;
             }
@@ -341,11 +328,12 @@ void ClientConnection::parse_available_input() {
 }
 
 void ClientConnection::on_head_complete() {
-    Request& request = r_->parser.request();
+    http::Request& request = r_->parser.request();
     const config::ServerConfig& limits = server_.config.server;
     // The head arrived in fewer reads than the limit check in the parse loop saw.
     if (input_parsed_ > limits.max_header_bytes) {
-        size_t line_end = static_cast<size_t>(request.target.data() + request.target.size() - input_);
+        size_t line_end =
+            static_cast<size_t>(request.target.data() + request.target.size() - input_);
         fail(line_end > limits.max_header_bytes ? 414 : 431, "request head too large");
         return;
     }
@@ -353,19 +341,20 @@ void ClientConnection::on_head_complete() {
         fail(413, "Content-Length larger than max_body_bytes");
         return;
     }
-    if (request.has_body()) arm_timer(limits.body_timeout);
-    else timer_.disarm();
+    if (request.has_body())
+        arm_timer(limits.body_timeout);
+    else
+        timer_.disarm();
 
-    request.secure = tls_ != nullptr;
-    r_->location = route_request(server_, request, *this);
-    if (r_->location < 0) return;
+    request.secure = transport_->secure();
+    if (!http::route_request(server_, request, *this, *r_)) return;
     // RFC 9110 10.1.1: the client holds the body back until told to send it.
     if (request.expect_continue) {
         r_->output.push_memory(continue_response);
         flush_output();
     }
     // The others start at message_complete (Handler::streams_request_body).
-    if (server_.location_streams_body[static_cast<size_t>(r_->location)]) serve();
+    if (server_.serving[static_cast<size_t>(r_->location)].streams_body) serve();
 }
 
 void ClientConnection::resume_request_body() {
@@ -384,7 +373,8 @@ void ClientConnection::resume_request_body() {
 void ClientConnection::on_tunnel_input() {
     size_t from = input_parsed_;
     input_parsed_ = input_filled_;
-    if (r_->listener && input_filled_ > from && !r_->listener->on_request_body({input_ + from, input_filled_ - from}))
+    if (r_->listener && input_filled_ > from &&
+        !r_->listener->on_request_body({input_ + from, input_filled_ - from}))
         r_->body_held = true;
     // The listener took the bytes: the room is reused.
     input_filled_ = input_parsed_ = 0;
@@ -393,7 +383,7 @@ void ClientConnection::on_tunnel_input() {
 
 void ClientConnection::serve() {
     r_->handler_started = true;
-    serve_location(server_, *this, r_->location);
+    http::serve_location(server_, *this, r_->location);
 }
 
 // Decoded body data from the parser, as llhttp finds it: the limit counts
@@ -417,7 +407,8 @@ bool ClientConnection::on_request_body(std::string_view data) {
 void ClientConnection::fail(int status, const char* reason) {
     log::debug("client error {}: {}", status, reason);
     // The handler's exchange ends here, whatever it was waiting for.
-    if (ExchangeListener* listener = std::exchange(r_->listener, nullptr)) listener->on_client_gone();
+    if (http::ExchangeListener* listener = std::exchange(r_->listener, nullptr))
+        listener->on_client_gone();
     discard_input_ = true;
     close_after_response_ = true;
     // A client still sending is drained before the close; a slow one is not waited for.
@@ -429,7 +420,7 @@ void ClientConnection::fail(int status, const char* reason) {
     }
     state_ = State::active;
     r_->location = -1;
-    respond_text(status, status_text(status));
+    respond_text(status, http::status_text(status));
 }
 
 void ClientConnection::on_response_complete() {
@@ -478,7 +469,7 @@ void ClientConnection::finish_request() {
 
 // An idle connection keeps no buffer.
 void ClientConnection::release_idle_buffer() {
-    if (tls_ && tls_->established()) tls_->release_buffers();
+    transport_->release_buffers();
     server_.buffers.release(input_);
     input_ = nullptr;
     input_filled_ = input_parsed_ = 0;
@@ -491,8 +482,7 @@ void ClientConnection::close_after_output() {
         close();
         return;
     }
-    if (tls_) tls_->shutdown();
-    ::shutdown(fd_, SHUT_WR);
+    transport_->shutdown_write();
     state_ = State::lingering;
     discard_input_ = true;
     arm_timer(linger_timeout);
@@ -514,7 +504,7 @@ void ClientConnection::start_http2() {
     state_ = State::http2;
     // Our SETTINGS go with the answer to the client's first frames (in the
     // same write), or once the socket has nothing more (on_readable).
-    h2_ = std::make_unique<http2::Session>(server_, static_cast<http2::Transport&>(*this));
+    h2_ = std::make_unique<http2::Session>(server_, static_cast<http2::Carrier&>(*this));
     if (server_.draining) h2_->drain();
 }
 
@@ -524,106 +514,55 @@ void ClientConnection::on_http2_input() {
     if (state_ != State::closed) update_poll();
 }
 
-OutputQueue::FlushResult ClientConnection::write(OutputQueue& output, uint64_t& sent) {
-    return tls_ ? output.flush(*tls_, server_.tls_staging.get(), server_.tls_staging_size, sent)
-                : output.flush(fd_, sent);
-}
-
 void ClientConnection::set_output_blocked(bool blocked) {
     output_blocked_ = blocked;
     update_poll();
 }
 
-// ---- TLS ---------------------------------------------------------------------
-
-// Which socket events the TLS layer needs on top of what the connection
-// asks for: during the handshake, the direction it waits for; after it, a
-// read that waits for writability (or a write for readability) swaps in
-// the other direction. Records OpenSSL read ahead, which epoll cannot see,
-// are reported by the watcher itself.
-int ClientConnection::tls_poll_events(int events) {
-    int unsent = tls_->has_unsent() ? core::io_writable : 0;
-    if (!tls_->established())
-        return (tls_->read_wants() ? tls_->read_wants() : core::io_readable) | unsent;
-    events |= unsent;
-    // Not readable meanwhile: the input stays unread (level-triggered epoll
-    // would report it again and again).
-    if (tls_->read_wants() == core::io_writable && (events & core::io_readable))
-        events = (events & ~core::io_readable) | core::io_writable;
-    if (output_blocked_ && tls_->write_wants() == core::io_readable)
-        events = (events & ~core::io_writable) | core::io_readable;
-    // Not after a read that wanted more: what OpenSSL holds then is part of
-    // a record, and only the socket can complete it.
-    if ((events & core::io_readable) && tls_->read_wants() != core::io_readable &&
-        tls_->has_buffered_input())
-        io_.report_soon(core::io_readable);
-    return events;
-}
-
-void ClientConnection::on_tls_io(int events) {
-    // Records a write gathered but the socket did not take go first.
-    if ((events & core::io_writable) && tls_->has_unsent()) {
-        if (tls_->send_gathered() == tls::TlsStream::Step::failed) {
-            close();
-            return;
-        }
-        if (!output_blocked_) update_poll();  // writability is no longer wanted
-    }
-    if (!tls_->established()) {
-        on_readable();
-        // The records the handshake's end held back go now if no response
-        // took them along.
-        if (state_ == State::closed || !tls_) return;
-        tls::TlsStream::Step held = tls_->send_held();
-        if (held == tls::TlsStream::Step::failed) close();
-        else if (held == tls::TlsStream::Step::blocked) update_poll();
-        return;
-    }
-    // A blocked write goes on whichever way the socket became ready; a
-    // retry that is still blocked costs one failed write.
-    if (output_blocked_) on_writable();
-    if (state_ == State::closed) return;
-    if ((events & core::io_readable) || tls_->read_wants() == core::io_writable) on_readable();
-}
+// ---- the transport's handshake ------------------------------------------------
 
 bool ClientConnection::finish_handshake() {
-    switch (tls_->handshake()) {
-    case tls::TlsStream::Step::done:
-        server_.counters.tls_handshake_finished(
-            tls_->resumed() ? metrics::TlsHandshake::resumed : metrics::TlsHandshake::full,
-            uv_hrtime() - accepted_ns_);
+    switch (transport_->handshake()) {
+    case transport::Transport::Step::done:
+        handshake_done_ = true;
         arm_timer(server_.config.server.header_timeout);
-        if (tls_->negotiated_h2()) start_http2();
+        if (transport_->negotiated_h2()) start_http2();
         return state_ != State::closed;
-    case tls::TlsStream::Step::blocked:
+    case transport::Transport::Step::blocked:
         update_poll();
         return false;
-    case tls::TlsStream::Step::failed:
+    case transport::Transport::Step::refused:
+        // Answered in clear text (a plain HTTP request on a TLS port): the
+        // rest of the request is read and dropped so the answer is not lost
+        // to a reset.
+        handshake_done_ = true;
+        state_ = State::lingering;
+        arm_timer(linger_timeout);
+        update_poll();
+        return false;
+    case transport::Transport::Step::failed:
         break;
     }
     // An internet-facing port sees failed handshakes all day: debug only.
     char ip[INET6_ADDRSTRLEN];
-    log::debug("TLS handshake with {} failed: {}", format_ip(peer_, ip, sizeof ip),
-               tls_->failure());
-    if (tls_->plain_http_received()) answer_plain_http();
-    else close();
+    log::debug("TLS handshake with {} failed: {}", http::format_ip(peer_, ip, sizeof ip),
+               transport_->failure());
+    close();
     return false;
 }
 
-// nginx's answer to a plain HTTP request on an HTTPS port: a 400 in clear
-// text, then the lingering close (the rest of the request is read and
-// dropped so the answer is not lost to a reset).
-void ClientConnection::answer_plain_http() {
-    server_.counters.tls_handshake_finished(metrics::TlsHandshake::failed, 0);
-    tls_.reset();
-    if (::write(fd_, plain_http_response.data(), plain_http_response.size()) < 0) {
+void ClientConnection::send_held_output() {
+    if (state_ == State::closed) return;
+    switch (transport_->send_held()) {
+    case transport::Transport::Step::failed:
         close();
         return;
+    case transport::Transport::Step::blocked:
+        update_poll();
+        return;
+    default:
+        return;
     }
-    ::shutdown(fd_, SHUT_WR);
-    state_ = State::lingering;
-    arm_timer(linger_timeout);
-    update_poll();
 }
 
-}  // namespace portico::http
+}  // namespace portico::http1

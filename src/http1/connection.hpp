@@ -11,9 +11,9 @@
 // only while the output queue is blocked. Level-triggered epoll underneath
 // means nothing is lost when we stop reading for a while.
 //
-// Over TLS the same connection reads and writes through its TlsStream
-// (tls/tls_stream.hpp says how), after a handshake that runs first in the
-// idle state; nothing above receive() and the output queue's flush knows.
+// It reads and writes through its transport (transport/transport.hpp): the
+// socket itself, or TLS over it, after a handshake that runs first in the
+// idle state; nothing here knows which.
 #pragma once
 
 #include <uv.h>
@@ -24,36 +24,34 @@
 #include "core/io_poller.hpp"
 #include "core/lazy_timer.hpp"
 #include "http/exchange.hpp"
-#include "http/output_queue.hpp"
-#include "http/request_parser.hpp"
 #include "http/request_state.hpp"
 #include "http/server_context.hpp"
+#include "http1/request_parser.hpp"
+#include "http1/codec_state.hpp"
 #include "http2/session.hpp"
-#include "tls/tls_stream.hpp"
+#include "transport/output_queue.hpp"
+#include "transport/transport.hpp"
 
-namespace portico::http {
+namespace portico::http1 {
 
-class ClientConnection final : public Exchange,
+class ClientConnection final : public http::ServedExchange,
+                               public http::OpenConnection,
                                private RequestParser::BodyReceiver,
-                               private http2::Transport {
+                               private http2::Carrier {
 public:
-    // Takes ownership of the accepted, non-blocking socket; `tls`: it came
-    // from a TLS listener.
-    static void start(ServerContext& server, int fd, const PeerAddress& peer, bool tls);
+    // Takes ownership of the accepted socket's transport (its
+    // non-blocking socket, plain or TLS).
+    static void start(http::ServerContext& server, std::unique_ptr<transport::Transport> transport,
+                      const http::PeerAddress& peer);
 
-    // Worker drain: an HTTP/2 session sends GOAWAY (an HTTP/1.1 connection
-    // says "Connection: close" on its next response, see ServerContext::draining).
-    void announce_drain() {
+    // http::OpenConnection (worker drain)
+    void announce_drain() override {
         if (state_ == State::http2) h2_->drain();
     }
-    // Closes the connection now if it is between requests (worker drain).
-    void close_if_idle();
-
-    ClientConnection* next = nullptr;  // in ServerContext::connections
-    ClientConnection* prev = nullptr;
+    void close_if_idle() override;
 
     // Exchange
-    const Request& request() const override;
+    const http::Request& request() const override;
     const config::LocationConfig& location() const override;
     const http::PeerAddress& client_address() const override { return peer_; }
     void begin_response(int status, uint64_t content_length) override;
@@ -67,13 +65,9 @@ public:
     void hand_over_buffer(core::BufferPool& pool, char* block) override;
     void end_response() override;
     void abort() override;
-    void respond_text(int status, std::string_view body) override;
-    void set_listener(ExchangeListener* listener) override { r_->listener = listener; }
     void resume_request_body() override;
     bool output_pending() const override { return !r_->output.empty(); }
     void switch_protocols() override;
-    void set_upstream_timing(uint64_t upstream_ns, uint64_t connect_ns,
-                             std::string_view server) override;
 
 private:
     enum class State {
@@ -86,7 +80,8 @@ private:
         closed,
     };
 
-    ClientConnection(ServerContext& server, int fd, const PeerAddress& peer);
+    ClientConnection(http::ServerContext& server, std::unique_ptr<transport::Transport> transport,
+                     const http::PeerAddress& peer);
     ~ClientConnection();
 
     static void on_io(void* connection, int events);
@@ -95,13 +90,10 @@ private:
 
     void on_readable();
     void on_writable();
-    // Like read(2), through TLS when the connection has it.
-    ssize_t receive(char* buffer, size_t size);
-    // TLS: a socket event while the TLS layer waits for the other direction.
-    void on_tls_io(int events);
-    // Goes on with the TLS handshake; true once it is done.
+    // Goes on with the transport's handshake (TLS); true once it is done.
     bool finish_handshake();
-    void answer_plain_http();
+    // After a handshake step: what its end held back goes now.
+    void send_held_output();
     void on_timeout();
     void process_input();
     void parse_available_input();
@@ -115,8 +107,7 @@ private:
     // writable; only then does a listener waiting for its output hear that
     // it drained (from inside its own send it would be re-entered).
     void flush_output(bool from_socket_event = false);
-    void raise_send_buffer();
-    void set_cork(bool on);
+    void set_cork(bool on) { corked_ = transport_->set_cork(on); }
     void close_after_output();
     void close();
 
@@ -127,17 +118,19 @@ private:
     bool begins_with_h2_preface() const;
     void on_http2_input();
 
-    // http2::Transport
-    OutputQueue::FlushResult write(OutputQueue& output, uint64_t& sent) override;
+    // http2::Carrier
+    transport::OutputQueue::FlushResult write(transport::OutputQueue& output,
+                                              uint64_t& sent) override {
+        return transport_->write(output, sent);
+    }
     void set_output_blocked(bool blocked) override;
     void arm_timer(config::Duration timeout) override;
     void disarm_timer() override { timer_.disarm(); }
     void end_session() override { close(); }
-    const PeerAddress& peer() const override { return peer_; }
-    const tls::TlsStream* tls() const override { return tls_.get(); }
+    const http::PeerAddress& peer() const override { return peer_; }
+    const transport::Transport& transport() const override { return *transport_; }
 
     void update_poll();
-    int tls_poll_events(int events);
     bool keep_alive_after_response() const;
     void start_head(int status);
     void commit_head();
@@ -155,12 +148,11 @@ private:
     void release_idle_buffer();
     size_t input_capacity() const { return server_.buffers.block_size(); }
 
-    ServerContext& server_;
-    int fd_;
-    PeerAddress peer_;
-    std::unique_ptr<tls::TlsStream> tls_;  // nullptr: cleartext
-    std::unique_ptr<http2::Session> h2_;   // in State::http2
-    uint64_t accepted_ns_ = 0;  // TLS only: the handshake's start
+    http::ServerContext& server_;
+    std::unique_ptr<transport::Transport> transport_;
+    http::PeerAddress peer_;
+    std::unique_ptr<http2::Session> h2_;  // in State::http2
+    bool handshake_done_ = false;         // the transport is established
     core::IoWatcher io_;
     core::LazyTimer timer_;
     State state_ = State::idle;
@@ -184,11 +176,11 @@ private:
 
     // The request in progress, from its first byte to its last response
     // byte; nullptr while the connection is idle.
-    RequestState* r_ = nullptr;
+    CodecState* r_ = nullptr;
     uint32_t requests_served_ = 0;
     // Responses completed on this connection: a flush that called a
     // listener checks whether the listener's own flush completed it.
     uint32_t responses_completed_ = 0;
 };
 
-}  // namespace portico::http
+}  // namespace portico::http1

@@ -11,7 +11,7 @@
 
 #include "http/request.hpp"
 
-namespace portico::http {
+namespace portico::http1 {
 
 class RequestParser {
 public:
@@ -57,8 +57,8 @@ public:
 
     int error_status() const { return error_status_; }
     const char* error_reason() const { return error_reason_; }
-    Request& request() { return request_; }
-    const Request& request() const { return request_; }
+    http::Request& request() { return request_; }
+    const http::Request& request() const { return request_; }
 
 private:
     static const llhttp_settings_t settings;
@@ -76,13 +76,13 @@ private:
     static int on_message_complete(llhttp_t* parser);
 
     int fail(int status, const char* reason);
-    int interpret_header(const HeaderField& field);
+    int interpret_header(const http::HeaderField& field);
     bool split_target();
 
     llhttp_t parser_;
     BodyReceiver* receiver_ = nullptr;
-    Request request_;
-    HeaderField current_{};
+    http::Request request_;
+    http::HeaderField current_{};
     bool in_message_ = false;
     bool url_complete_ = false;
     bool head_complete_ = false;
@@ -91,4 +91,4 @@ private:
     const char* error_reason_ = "";
 };
 
-}  // namespace portico::http
+}  // namespace portico::http1

@@ -1,0 +1,50 @@
+#include "worker/composition.hpp"
+
+#include "compress/compression_filter.hpp"
+#include "http/https_redirect.hpp"
+#include "http/respond_handler.hpp"
+#include "proxy/proxy_handler.hpp"
+#include "static/static_handler.hpp"
+
+namespace portico::worker {
+
+Composition::Composition(http::ServerContext& server, uint16_t https_port)
+    : mime_(server.config.mime), file_cache_(server.poller) {
+    if (server.config.tls && server.config.tls->redirect_http) {
+        steps_.push_back(std::make_unique<http::HttpsRedirect>(https_port));
+        server.server_steps.push_back(steps_.back().get());
+    }
+    for (const config::UpstreamConfig& upstream : server.config.upstreams)
+        upstreams_.push_back(std::make_unique<proxy::Upstream>(server.poller, upstream,
+                                                               upstreams_.size(), server.counters));
+    for (size_t i = 0; i < server.config.locations.size(); ++i) {
+        const config::LocationConfig& location = server.config.locations[i];
+        http::LocationServing& serving = server.serving[i];
+        // Tried in this order: "root then proxy" is the file if it exists,
+        // else the upstream.
+        auto add = [&](std::unique_ptr<http::Handler> handler) {
+            serving.handlers.push_back(handler.get());
+            serving.streams_body = serving.streams_body || handler->streams_request_body();
+            handlers_.push_back(std::move(handler));
+        };
+        if (location.respond) add(std::make_unique<http::RespondHandler>(*location.respond));
+        if (location.root)
+            add(std::make_unique<staticfiles::StaticHandler>(location, file_cache_, mime_));
+        if (location.upstream)
+            add(std::make_unique<proxy::ProxyHandler>(*upstreams_[*location.upstream],
+                                                      server.buffers, upstream_buffers_,
+                                                      server.poller));
+        if (location.compress) {
+            // A compressing stream's output block is an upstream read's
+            // size: one chunk per 64 KiB of compressed bytes at most.
+            filters_.push_back(std::make_unique<compress::CompressionFilter>(
+                *location.compress, compressed_cache_, upstream_buffers_, encoder_memory_,
+                server.counters));
+            serving.filter = filters_.back().get();
+        }
+    }
+}
+
+Composition::~Composition() = default;
+
+}  // namespace portico::worker
