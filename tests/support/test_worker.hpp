@@ -39,6 +39,8 @@ public:
     TestWorker& operator=(const TestWorker&) = delete;
 
     metrics::WorkerCounters& counters() { return *counters_; }
+    // What the counters hold now, every slot added up.
+    metrics::Snapshot snapshot() const { return shared_->snapshot(); }
     core::IoPoller& poller() { return *poller_; }
     uv_loop_t* loop() { return &loop_; }
 
