@@ -28,30 +28,32 @@ constexpr config::Duration linger_timeout{2000};
 
 void ClientConnection::start(http::ServerContext& server,
                              std::unique_ptr<transport::Transport> transport,
-                             const http::PeerAddress& peer) {
+                             const http::PeerAddress& peer, char* input, size_t filled) {
     auto* connection = new ClientConnection(server, std::move(transport), peer);
-    server.add_connection(*connection);
     // The first head must arrive within header_timeout of the accept (or of
     // the handshake's end).
-    connection->arm_timer(connection->handshake_done_ ? server.config.server.header_timeout
-                                                      : server.config.tls->handshake_timeout);
+    connection->arm(server.config.server.header_timeout);
     // The listening socket defers accepts until data arrives
     // (TCP_DEFER_ACCEPT): read at once. A connection answered and closed
     // right away then never enters the epoll set.
-    connection->on_readable();
+    if (input != nullptr) {
+        connection->input_ = input;
+        connection->on_input(filled);
+    } else {
+        connection->on_readable();
+    }
+    if (connection->state_ == State::closed) return;
     connection->update_poll();
+    // TLS: what the handshake's end held back goes now if the first
+    // response did not take it along.
+    if (connection->transport_->send_held() == transport::Transport::Step::failed)
+        connection->close();
 }
 
 ClientConnection::ClientConnection(http::ServerContext& server,
                                    std::unique_ptr<transport::Transport> transport,
                                    const http::PeerAddress& peer)
-    : server_(server),
-      transport_(std::move(transport)),
-      peer_(peer),
-      handshake_done_(transport_->established()) {
-    io_.init(server.poller, transport_->fd(), this, on_io);
-    timer_.init(server.poller, this, on_timer);
-}
+    : ClientSocket(server, std::move(transport), peer, this, on_io, on_timer) {}
 
 ClientConnection::~ClientConnection() {
     server_.buffers.release(input_);
@@ -75,27 +77,13 @@ void ClientConnection::release_request_state() {
 void ClientConnection::close() {
     if (state_ == State::closed) return;
     if (r_ != nullptr) record_request_cut_short();
-    if (h2_) h2_->connection_closed();
     state_ = State::closed;
     if (r_ != nullptr) {
         r_->output.clear();
         if (http::ExchangeListener* listener = std::exchange(r_->listener, nullptr))
             listener->on_client_gone();
     }
-    server_.remove_connection(*this);
-    server_.counters.connection_closed();
-    io_.forget();
-    transport_->close(peer_closed_);
-    timer_.cancel();
-    // Freed after this loop turn's other events, which may still name it.
-    server_.poller.release_after_turn(this, release);
-}
-
-void ClientConnection::release(void* closed) {
-    auto* connection = static_cast<ClientConnection*>(closed);
-    http::ServerContext& server = connection->server_;
-    delete connection;
-    if (server.on_connection_closed) server.on_connection_closed();
+    end(peer_closed_);
 }
 
 void ClientConnection::close_if_idle() {
@@ -115,11 +103,6 @@ void ClientConnection::on_io(void* self, int events) {
         return;
     }
     if (ready.repoll) connection->update_poll();
-    if (!connection->handshake_done_) [[unlikely]] {
-        connection->on_readable();
-        connection->send_held_output();
-        return;
-    }
     if (ready.events & core::io_writable) connection->on_writable();
     if ((ready.events & core::io_readable) && connection->state_ != State::closed)
         connection->on_readable();
@@ -139,23 +122,10 @@ void ClientConnection::update_poll() {
     if (wants_input && !peer_closed_ && (input_ == nullptr || input_filled_ < input_capacity()))
         events |= core::io_readable;
     if (output_blocked_) events |= core::io_writable;
-    events = transport_->poll_events(events, output_blocked_, io_);
-    if (!io_.watch(events)) {
-        log::error(
-            "epoll_ctl on a client socket: {}; closing the connection (raise "
-            "fs.epoll.max_user_watches or lower max_connections)",
-            std::strerror(errno));
-        close();
-    }
-}
-
-void ClientConnection::arm_timer(config::Duration timeout) {
-    timer_.arm(static_cast<uint64_t>(timeout.count()));
+    if (!watch(events, output_blocked_)) close();
 }
 
 void ClientConnection::on_readable() {
-    if (!handshake_done_ && !finish_handshake()) [[unlikely]]
-        return;
     if (input_ == nullptr) input_ = server_.buffers.acquire();
     bool dropping = state_ == State::lingering || discard_input_;
     if (dropping) input_filled_ = input_parsed_ = 0;
@@ -171,10 +141,6 @@ void ClientConnection::on_readable() {
             return;
         }
         if (state_ == State::idle) release_idle_buffer();
-        // A session started by ALPN whose client's preface is not in yet
-        // still sends its own (SETTINGS) now.
-        if (state_ == State::http2) [[unlikely]]
-            h2_->send();
         // The transport may now wait for writability, or hold input (TLS).
         if (transport_->secure()) update_poll();
         return;
@@ -196,45 +162,27 @@ void ClientConnection::on_readable() {
         return;
     }
     if (dropping) return;
-    input_filled_ += static_cast<size_t>(received);
-    if (state_ == State::http2) {
-        // OpenSSL hands out one record per read: the frames of the records
-        // already in go together (a client's SETTINGS and its first
-        // HEADERS), so their answers share one write.
-        while (transport_->has_buffered_input() && input_filled_ < input_capacity()) {
-            ssize_t more =
-                transport_->read(input_ + input_filled_, input_capacity() - input_filled_);
-            if (more <= 0) break;  // the next event sees an error or the end again
-            input_filled_ += static_cast<size_t>(more);
-        }
-        on_http2_input();
-        return;
-    }
+    on_input(static_cast<size_t>(received));
+}
+
+void ClientConnection::on_input(size_t received) {
+    input_filled_ += received;
     if (state_ == State::tunnel) {
         on_tunnel_input();
         return;
     }
     if (state_ == State::idle) {
-        if (requests_served_ == 0 && !transport_->secure() && server_.config.http2.cleartext &&
-            begins_with_h2_preface()) {
-            start_http2();
-            if (state_ == State::http2) on_http2_input();
-            return;
-        }
         state_ = State::reading_head;
         begin_request();
-        if (requests_served_ > 0) arm_timer(server_.config.server.header_timeout);
+        if (requests_served_ > 0) arm(server_.config.server.header_timeout);
     } else if (state_ == State::active && !r_->body_complete) {
-        arm_timer(server_.config.server.body_timeout);
+        arm(server_.config.server.body_timeout);
     }
     process_input();
 }
 
 void ClientConnection::on_writable() {
-    if (h2_) [[unlikely]]
-        h2_->on_writable();
-    else
-        flush_output(true);
+    flush_output(true);
 }
 
 void ClientConnection::on_timeout() {
@@ -244,9 +192,6 @@ void ClientConnection::on_timeout() {
         close();
         return;
     case State::tunnel:  // the proxy times the tunnel by its activity
-        return;
-    case State::http2:
-        h2_->on_timeout();
         return;
     case State::reading_head:
         fail(408, "request head not received within header_timeout");
@@ -342,7 +287,7 @@ void ClientConnection::on_head_complete() {
         return;
     }
     if (request.has_body())
-        arm_timer(limits.body_timeout);
+        arm(limits.body_timeout);
     else
         timer_.disarm();
 
@@ -455,10 +400,10 @@ void ClientConnection::finish_request() {
     if (leftover > 0) {
         state_ = State::reading_head;
         begin_request();  // a pipelined request starts when its turn comes
-        arm_timer(server_.config.server.header_timeout);
+        arm(server_.config.server.header_timeout);
     } else {
         state_ = State::idle;
-        arm_timer(server_.config.server.keepalive_timeout);
+        arm(server_.config.server.keepalive_timeout);
         release_idle_buffer();
     }
     update_poll();
@@ -485,84 +430,8 @@ void ClientConnection::close_after_output() {
     transport_->shutdown_write();
     state_ = State::lingering;
     discard_input_ = true;
-    arm_timer(linger_timeout);
+    arm(linger_timeout);
     update_poll();
-}
-
-// ---- HTTP/2 ------------------------------------------------------------------
-
-// RFC 9113 3.4: what an h2c client with prior knowledge sends first.
-constexpr std::string_view h2_preface = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
-
-// No HTTP/1.1 method starts with "PRI", so three bytes tell.
-bool ClientConnection::begins_with_h2_preface() const {
-    size_t compared = std::min(input_filled_, h2_preface.size());
-    return compared >= 3 && std::string_view(input_, compared) == h2_preface.substr(0, compared);
-}
-
-void ClientConnection::start_http2() {
-    state_ = State::http2;
-    // Our SETTINGS go with the answer to the client's first frames (in the
-    // same write), or once the socket has nothing more (on_readable).
-    h2_ = std::make_unique<http2::Session>(server_, static_cast<http2::Carrier&>(*this));
-    if (server_.draining) h2_->drain();
-}
-
-void ClientConnection::on_http2_input() {
-    size_t filled = std::exchange(input_filled_, 0);
-    h2_->receive(input_, filled);
-    if (state_ != State::closed) update_poll();
-}
-
-void ClientConnection::set_output_blocked(bool blocked) {
-    output_blocked_ = blocked;
-    update_poll();
-}
-
-// ---- the transport's handshake ------------------------------------------------
-
-bool ClientConnection::finish_handshake() {
-    switch (transport_->handshake()) {
-    case transport::Transport::Step::done:
-        handshake_done_ = true;
-        arm_timer(server_.config.server.header_timeout);
-        if (transport_->negotiated_h2()) start_http2();
-        return state_ != State::closed;
-    case transport::Transport::Step::blocked:
-        update_poll();
-        return false;
-    case transport::Transport::Step::refused:
-        // Answered in clear text (a plain HTTP request on a TLS port): the
-        // rest of the request is read and dropped so the answer is not lost
-        // to a reset.
-        handshake_done_ = true;
-        state_ = State::lingering;
-        arm_timer(linger_timeout);
-        update_poll();
-        return false;
-    case transport::Transport::Step::failed:
-        break;
-    }
-    // An internet-facing port sees failed handshakes all day: debug only.
-    char ip[INET6_ADDRSTRLEN];
-    log::debug("TLS handshake with {} failed: {}", http::format_ip(peer_, ip, sizeof ip),
-               transport_->failure());
-    close();
-    return false;
-}
-
-void ClientConnection::send_held_output() {
-    if (state_ == State::closed) return;
-    switch (transport_->send_held()) {
-    case transport::Transport::Step::failed:
-        close();
-        return;
-    case transport::Transport::Step::blocked:
-        update_poll();
-        return;
-    default:
-        return;
-    }
 }
 
 }  // namespace portico::http1

@@ -1,4 +1,4 @@
-// One client connection: its socket, the request parser, the output queue,
+// One HTTP/1.x client connection: its socket, the request parser, the output queue,
 // one timer, and the state machine that ties them together.
 //
 // Socket I/O design (settled here for every handler): the worker's IoPoller
@@ -12,8 +12,8 @@
 // means nothing is lost when we stop reading for a while.
 //
 // It reads and writes through its transport (transport/transport.hpp): the
-// socket itself, or TLS over it, after a handshake that runs first in the
-// idle state; nothing here knows which.
+// socket itself, or TLS over it, whose handshake ran before HTTP/1.x was
+// chosen (worker/protocol_choice.hpp); nothing here knows which.
 #pragma once
 
 #include <uv.h>
@@ -27,27 +27,28 @@
 #include "http/request_state.hpp"
 #include "http/server_context.hpp"
 #include "http1/request_parser.hpp"
+#include "http/client_socket.hpp"
 #include "http1/codec_state.hpp"
-#include "http2/session.hpp"
 #include "transport/output_queue.hpp"
 #include "transport/transport.hpp"
 
 namespace portico::http1 {
 
 class ClientConnection final : public http::ServedExchange,
-                               public http::OpenConnection,
-                               private RequestParser::BodyReceiver,
-                               private http2::Carrier {
+                               public http::ClientSocket,
+                               private RequestParser::BodyReceiver {
 public:
-    // Takes ownership of the accepted socket's transport (its
-    // non-blocking socket, plain or TLS).
+    // Takes over a client's transport (its non-blocking socket, plain or
+    // TLS, past the handshake) once HTTP/1.x was chosen for it
+    // (worker/protocol_choice.hpp), with the bytes read already: `input`,
+    // a block of the worker's buffer pool holding `filled` bytes, or
+    // nullptr (nothing read yet).
     static void start(http::ServerContext& server, std::unique_ptr<transport::Transport> transport,
-                      const http::PeerAddress& peer);
+                      const http::PeerAddress& peer, char* input, size_t filled);
 
-    // http::OpenConnection (worker drain)
-    void announce_drain() override {
-        if (state_ == State::http2) h2_->drain();
-    }
+    // http::OpenConnection (worker drain): HTTP/1.1 says "Connection:
+    // close" on its next response (ServerContext::draining).
+    void announce_drain() override {}
     void close_if_idle() override;
 
     // Exchange
@@ -76,24 +77,20 @@ private:
         active,        // head complete: a handler answers, the body may still arrive
         lingering,     // answered and closing: discard input so the answer is not reset
         tunnel,        // after a 101: raw bytes both ways
-        http2,         // the h2 session (h2_) has the connection
         closed,
     };
 
     ClientConnection(http::ServerContext& server, std::unique_ptr<transport::Transport> transport,
                      const http::PeerAddress& peer);
-    ~ClientConnection();
+    ~ClientConnection() override;
 
     static void on_io(void* connection, int events);
     static void on_timer(void* connection);
-    static void release(void* closed);
 
     void on_readable();
+    // `received` more bytes are in the input buffer.
+    void on_input(size_t received);
     void on_writable();
-    // Goes on with the transport's handshake (TLS); true once it is done.
-    bool finish_handshake();
-    // After a handshake step: what its end held back goes now.
-    void send_held_output();
     void on_timeout();
     void process_input();
     void parse_available_input();
@@ -113,23 +110,6 @@ private:
 
     bool on_request_body(std::string_view chunk) override;
 
-    // HTTP/2: ALPN chose h2, or a cleartext client began with the preface.
-    void start_http2();
-    bool begins_with_h2_preface() const;
-    void on_http2_input();
-
-    // http2::Carrier
-    transport::OutputQueue::FlushResult write(transport::OutputQueue& output,
-                                              uint64_t& sent) override {
-        return transport_->write(output, sent);
-    }
-    void set_output_blocked(bool blocked) override;
-    void arm_timer(config::Duration timeout) override;
-    void disarm_timer() override { timer_.disarm(); }
-    void end_session() override { close(); }
-    const http::PeerAddress& peer() const override { return peer_; }
-    const transport::Transport& transport() const override { return *transport_; }
-
     void update_poll();
     bool keep_alive_after_response() const;
     void start_head(int status);
@@ -148,13 +128,6 @@ private:
     void release_idle_buffer();
     size_t input_capacity() const { return server_.buffers.block_size(); }
 
-    http::ServerContext& server_;
-    std::unique_ptr<transport::Transport> transport_;
-    http::PeerAddress peer_;
-    std::unique_ptr<http2::Session> h2_;  // in State::http2
-    bool handshake_done_ = false;         // the transport is established
-    core::IoWatcher io_;
-    core::LazyTimer timer_;
     State state_ = State::idle;
 
     // Input: requests are parsed in place. The current request's head starts

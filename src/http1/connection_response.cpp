@@ -269,8 +269,7 @@ void ClientConnection::flush_output(bool from_socket_event) {
             send_buffer_raised_ =
                 server_.send_buffer.raise(transport_->fd(), r_->output.pending_bytes());
         // send_timeout is the longest gap between writes, not a total.
-        if (!output_blocked_ || bytes_sent_ > sent_before)
-            arm_timer(server_.config.server.send_timeout);
+        if (!output_blocked_ || bytes_sent_ > sent_before) arm(server_.config.server.send_timeout);
         output_blocked_ = true;
         update_poll();
         return;
@@ -281,7 +280,7 @@ void ClientConnection::flush_output(bool from_socket_event) {
     if (output_blocked_) {
         output_blocked_ = false;
         if (!r_->body_complete && state_ == State::active)
-            arm_timer(server_.config.server.body_timeout);
+            arm(server_.config.server.body_timeout);
         else if (state_ != State::idle)
             timer_.disarm();
         // Only from the socket's event: a send that finds the wait over

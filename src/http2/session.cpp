@@ -138,8 +138,8 @@ void Session::connection_closed() {
 void Session::drain() {
     if (ended_ || draining_) return;
     draining_ = true;
-    nghttp2_submit_goaway(session_, NGHTTP2_FLAG_NONE,
-                          nghttp2_session_get_last_proc_stream_id(session_), NGHTTP2_NO_ERROR,
+    goaway_last_stream_ = nghttp2_session_get_last_proc_stream_id(session_);
+    nghttp2_submit_goaway(session_, NGHTTP2_FLAG_NONE, goaway_last_stream_, NGHTTP2_NO_ERROR,
                           nullptr, 0);
     if (!receiving_) send();
 }
@@ -262,9 +262,12 @@ int Session::on_begin_frame(nghttp2_session*, const nghttp2_frame_hd* hd, void* 
 }
 
 // A stream id the client used before, closed now, and not one we reset
-// lately (frames in flight then are no fault).
+// lately or refused by our GOAWAY (frames in flight then are no fault:
+// RFC 9113 5.1 and 6.8, a client may have sent a request's DATA before it
+// saw the GOAWAY that left the request out).
 bool Session::closed_stream(int32_t id) const {
-    if (id <= 0 || id % 2 == 0 || id > highest_client_stream_) return false;
+    if (id <= 0 || id % 2 == 0 || id > highest_client_stream_ || id > goaway_last_stream_)
+        return false;
     nghttp2_stream* known = nghttp2_session_find_stream(session_, id);
     if (known && nghttp2_stream_get_state(known) != NGHTTP2_STREAM_STATE_CLOSED) return false;
     return !recently_reset(id);

@@ -174,6 +174,9 @@ private:
     uint32_t control_frames_ = 0;
     bool terminated_ = false;  // GOAWAY for an error queued: no more input is taken
     int32_t highest_client_stream_ = 0;
+    // The last stream our drain's GOAWAY accepted: streams above it were
+    // refused, and their frames still in flight are ignored.
+    int32_t goaway_last_stream_ = INT32_MAX;
     FrameScanner scanner_;
     std::array<int32_t, 32> recently_reset_{};
     size_t recently_reset_next_ = 0;

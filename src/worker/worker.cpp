@@ -15,11 +15,11 @@
 #include <memory>
 
 #include "core/log.hpp"
-#include "http1/connection.hpp"
 #include "http/server_context.hpp"
 #include "tls/tls_transport.hpp"
 #include "worker/composition.hpp"
 #include "worker/error_log.hpp"
+#include "worker/protocol_choice.hpp"
 #include "worker/run_as_user.hpp"
 
 namespace portico::worker {
@@ -202,7 +202,7 @@ void Worker::accept_from(Listener& listener) {
             server_->counters.connection_closed();
             continue;
         }
-        http1::ClientConnection::start(*server_, std::move(transport), accepted[i].peer);
+        ProtocolChoice::start(*server_, std::move(transport), accepted[i].peer);
     }
 }
 

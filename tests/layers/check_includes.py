@@ -49,8 +49,6 @@ BELOW = {
 
 # file -> the folders it includes against the layers, today.
 KNOWN = {
-    # The HTTP/1 connection still hosts the h2 session on its socket.
-    "http1/connection.hpp": {"http2"},
     # Small helpers one level too high.
     "metrics/admin_endpoint.cpp": {"http"},
     "static/static_handler.cpp": {"compress"},

@@ -26,6 +26,8 @@
 #include "config/config.hpp"
 #include "http/server_context.hpp"
 #include "http2/session.hpp"
+#include "transport/transport.hpp"
+#include "worker/composition.hpp"
 #include "test_worker.hpp"
 
 using namespace portico;
@@ -46,12 +48,13 @@ struct Limits {
 
 // One worker's state: the config (h2c, the limits asked for, a `respond`
 // location at /hello), the shared counters and loop (TestWorker), and the
-// ServerContext the session serves from. Declared in that order, so the
-// context goes first.
+// ServerContext the session serves from, with the worker's composition.
+// Declared in that order, so they go first.
 struct Worker {
     config::Config config;
     std::unique_ptr<test::TestWorker> worker;
     std::unique_ptr<http::ServerContext> server;
+    std::unique_ptr<portico::worker::Composition> composition;  // the /hello handler
 };
 
 std::unique_ptr<Worker> make_worker(const Limits& limits) {
@@ -73,12 +76,13 @@ std::unique_ptr<Worker> make_worker(const Limits& limits) {
     made->worker = std::make_unique<test::TestWorker>(made->config);
     made->server = std::make_unique<http::ServerContext>(made->worker->loop(), made->config,
                                                          made->worker->counters(), 0);
+    made->composition = std::make_unique<portico::worker::Composition>(*made->server, 443);
     return made;
 }
 
 // ---- the transport: the connection's side, over a socketpair ----------------
 
-class PairTransport final : public http2::Transport {
+class PairTransport final : public http2::Carrier {
 public:
     PairTransport() {
         int pair[2];
@@ -93,12 +97,14 @@ public:
         ::close(server_fd_);
         ::close(client_fd_);
     }
+    transport::Socket cleartext_{-1};
     PairTransport(const PairTransport&) = delete;
     PairTransport& operator=(const PairTransport&) = delete;
 
     void attach(http2::Session& session) { session_ = &session; }
 
-    http::OutputQueue::FlushResult write(http::OutputQueue& output, uint64_t& sent) override {
+    transport::OutputQueue::FlushResult write(transport::OutputQueue& output,
+                                              uint64_t& sent) override {
         return output.flush(server_fd_, sent);
     }
     void set_output_blocked(bool now) override { blocked = now; }
@@ -110,7 +116,8 @@ public:
         session_->connection_closed();
     }
     const http::PeerAddress& peer() const override { return peer_; }
-    const tls::TlsStream* tls() const override { return nullptr; }
+    // Cleartext (h2c); the socketpair's ends are closed by this class.
+    const transport::Transport& transport() const override { return cleartext_; }
 
     // Everything the client's end holds now.
     std::string read_client_end() {
@@ -345,6 +352,8 @@ public:
         FAIL("the client never went quiet");
     }
     metrics::Snapshot counters() const { return worker_->worker->snapshot(); }
+    // The worker drains: GOAWAY NO_ERROR naming the last stream taken.
+    void drain() { session_->drain(); }
 
     Client client;
     PairTransport transport;
@@ -576,4 +585,29 @@ TEST_CASE(
         connection.send_raw(bytes);
         expect_refused(id);
     }
+}
+
+TEST_CASE(
+    "http2 session: after a drain's GOAWAY, DATA on a stream it refused is ignored, and the "
+    "streams it kept are served",
+    "[http2]") {
+    Connection connection;
+    Client& client = connection.client;
+    int32_t kept = client.request(Client::get_fields("/hello", "POST"), true);
+    connection.exchange();
+    connection.drain();
+    // The client has not read the GOAWAY yet: it opens another stream and
+    // sends that request's body, which the server must drop, not take as
+    // DATA on a closed stream (RFC 9113 6.8).
+    int32_t refused = client.request(Client::get_fields("/hello", "POST"), true);
+    connection.client_sends();
+    client.end_body(refused);
+    connection.client_sends();
+    CHECK_FALSE(connection.transport.ended);
+    client.end_body(kept);
+    connection.exchange();
+    CHECK(client.goaway_code == NGHTTP2_NO_ERROR);
+    CHECK(client.goaway_last_stream == kept);
+    CHECK(client.responses[kept].status == 200);
+    CHECK(client.responses[refused].status == 0);
 }
