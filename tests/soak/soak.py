@@ -715,6 +715,8 @@ class Soak:
                 self.h2_connections.discard(key)
 
     def h2_streams(self, kind, connection, again):
+        """Streams on one connection until it made its share, was told to go
+        (GOAWAY) or broke; each end entered in the ledger."""
         started = 0
         while True:
             try:
@@ -1041,22 +1043,28 @@ class Soak:
         seconds = self.args.seconds
         first = [s for s in self.samples if 0 < s[0] <= seconds / 3]
         last = [s for s in self.samples if s[0] >= 2 * seconds / 3]
-        print("\nResources (largest sample in the first and the last third of the run; "
+        # One sample() call's samples share its time: the first is taken
+        # before the load, the last once the clients have left.
+        start = [s for s in self.samples if s[0] == self.samples[0][0]]
+        end = [s for s in self.samples if s[0] == self.samples[-1][0]]
+        print("\nResources (largest sample in the first and the last third of the run, "
+              "asserted; and before the load started and after the clients left; "
               f"{len(self.samples)} samples, every second)\n")
-        print("| process | measure | first third | last third | growth | bound | |")
-        print("|---|---|---|---|---|---|---|")
+        print("| process | measure | start | first third | last third | end | growth | bound | |")
+        print("|---|---|---|---|---|---|---|---|---|")
         rss_bound = {"master": MASTER_RSS_GROWTH_KIB, "worker": WORKER_RSS_GROWTH_KIB}
         fds_bound = {"master": 0, "worker": WORKER_FDS_GROWTH}
         for role in ("master", "worker"):
             for measure, index, unit, bound in (("RSS", 3, " KiB", rss_bound[role]),
                                                 ("open descriptors", 4, "", fds_bound[role])):
-                a = max((s[index] for s in first if s[1] == role), default=0)
-                b = max((s[index] for s in last if s[1] == role), default=0)
+                at_start, a, b, at_end = (max((s[index] for s in window if s[1] == role), default=0)
+                                          for window in (start, first, last, end))
                 asserted = not (measure == "RSS" and self.args.sanitized)
                 ok = b - a <= bound
                 verdict = ("ok" if ok else "GREW") if asserted else "not asserted (ASan quarantine)"
-                print(f"| {role}{'s' if role == 'worker' else ''} | {measure} | {a}{unit} | "
-                      f"{b}{unit} | {b - a:+d}{unit} | {bound}{unit} | {verdict} |")
+                print(f"| {role}{'s' if role == 'worker' else ''} | {measure} | {at_start}{unit} | "
+                      f"{a}{unit} | {b}{unit} | {at_end}{unit} | {b - a:+d}{unit} | {bound}{unit} | "
+                      f"{verdict} |")
                 if asserted and not ok:
                     problems.append(f"{role} {measure} grew by {b - a}{unit}, over {bound}{unit}")
 
