@@ -38,7 +38,12 @@ def code_name(code):
 
 class ProtocolFailure(Exception):
     """The server broke the connection off as an error (a GOAWAY with an
-    error code, or frames hyper-h2 refuses): no injected fault does that."""
+    error code, or frames hyper-h2 refuses): no injected fault does that.
+    ended: the streams that ended before it in the same read."""
+
+    def __init__(self, why):
+        super().__init__(why)
+        self.ended = []
 
 
 class StreamEnd:
@@ -149,7 +154,11 @@ class Connection:
             raise ProtocolFailure(type(error).__name__) from error
         ended = []
         for event in events:
-            ended += self.on_event(event)
+            try:
+                ended += self.on_event(event)
+            except ProtocolFailure as failure:
+                failure.ended = ended
+                raise
         self.send_bodies()
         self.flush()
         return ended

@@ -735,17 +735,23 @@ class Soak:
                 why = str(error) if protocol else type(error).__name__
                 if connection.last_stream_id is not None:
                     why += " after a drain's GOAWAY"  # streams up to its last id were to finish
+                self.h2_ended(kind, error.ended if protocol else [], again)
                 for exchange in connection.abandon():
                     self.lost(kind, exchange, why, "protocol" if protocol else "cut")
                 return
-            for end in ended:
-                if end.refused:
-                    again.append(end.tag)
-                    self.resent(kind, end.why)
-                elif end.why:
-                    self.lost(kind, end.tag, end.why)
-                else:
-                    self.settle(kind, end.tag, end.status, end.headers, end.body)
+            self.h2_ended(kind, ended, again)
+
+    def h2_ended(self, kind, ended, again):
+        """Enters the streams that ended: seen whole, cut, or not taken (to
+        be sent again on the next connection)."""
+        for end in ended:
+            if end.refused:
+                again.append(end.tag)
+                self.resent(kind, end.why)
+            elif end.why:
+                self.lost(kind, end.tag, end.why)
+            else:
+                self.settle(kind, end.tag, end.status, end.headers, end.body)
 
     def compressed_http1(self):
         """Keep-alive HTTP/1.1 asking for gzip, br or zstd."""
