@@ -8,6 +8,7 @@
 #   tests/bench/run.sh --scenario tls,tls-rsa --quick      the TLS cells only
 #   tests/bench/run.sh --scenario h2 [--quick]             the HTTP/2 cells only
 #   tests/bench/run.sh --scenario h2 --parts cost          HTTP/2 instructions per request only
+#   tests/bench/run.sh --scenario tls --parts cost         HTTP/1.1-over-TLS instructions per request only
 #   tests/bench/run.sh --scenario compress-1,compress-6    the compression cells only
 #   tests/bench/run.sh --render results/raw/STAMP    re-render a run's tables
 #
@@ -15,7 +16,9 @@
 #   --server LIST     app, portico, nginx, h2o, haproxy, express  (default: all)
 #   --scenario LIST   app, proxy, static, proxy-noka, tls, tls-rsa, h2,
 #                     compress-1, compress-6                     (default: all;
-#                     with --parts cost: h2 alone measures only the HTTP/2 cases)
+#                     with --parts cost: h2 and tls measure the HTTP/2 and the
+#                     HTTP/1.1-over-TLS cases, and the cleartext ones only when
+#                     another scenario is named too)
 #   --load LIST       wrk100, wrk1000, ab, wrk10, full-hs, resumed-hs, h2-m10, h2-m1, page,
 #                     wrk100-gzip, wrk100-br, wrk10-gzip, wrk10-br, wrk1-gzip, wrk1-br
 #                     (default: all; full-hs and resumed-hs exist in the tls
@@ -845,21 +848,24 @@ callgrind_run() {
   [ -n "$CG_TOTAL" ]
 }
 
-# HTTP/2 cases: the h2 scenario's config (TLS listener, h2 by ALPN), loaded by
-# h2load -c10 -m10 over TLS. Ten TLS handshakes come with every h2load run: the
-# instructions are those of a run with CG_N+10 requests minus a run with 10
-# (one per connection, the same handshakes, probes and warm-up), over CG_N.
-COST_H2_URLS="/index.html /hello"
-cost_h2_wanted() { # --scenario names h2 (or no list), and --url leaves one of COST_H2_URLS
+# Cases over TLS: the h2 scenario's config (h2 by ALPN) loaded by h2load -c10
+# -m10, and the tls scenario's (HTTP/1.1: ab offers no ALPN) by ab -k -c10,
+# the cleartext cases' load over TLS. Ten TLS handshakes come with every such
+# run: the instructions are those of a run with CG_N+10 requests minus a run
+# with 10 (one per connection, the same handshakes, probes and warm-up), over
+# CG_N.
+COST_TLS_SCENARIOS="h2 tls"
+COST_TLS_URLS="/index.html /hello"
+cost_tls_wanted() { # cost_tls_wanted SCENARIO: --scenario names it (or no list), and --url leaves one of COST_TLS_URLS
   local u
-  in_list h2 "$F_SCENARIOS" || return 1
-  for u in $COST_H2_URLS; do in_list "$u" "$F_URLS" && return 0; done
+  in_list "$1" "$F_SCENARIOS" || return 1
+  for u in $COST_TLS_URLS; do in_list "$u" "$F_URLS" && return 0; done
   return 1
 }
-cost_h1_wanted() { # the HTTP/1.1 cases: unless --scenario names h2 alone
+cost_h1_wanted() { # the cleartext HTTP/1.1 cases: unless --scenario names only cases over TLS
   local s
   [ -z "$F_SCENARIOS" ] && return 0
-  for s in ${F_SCENARIOS//,/ }; do [ "$s" != h2 ] && return 0; done
+  for s in ${F_SCENARIOS//,/ }; do in_list "$s" "${COST_TLS_SCENARIOS// /,}" || return 0; done
   return 1
 }
 
@@ -869,30 +875,45 @@ h2load_ok() {
     grep -q "^status codes: $2 2xx" "$1" && grep -q '^Application protocol: h2$' "$1"
 }
 
-# callgrind_h2_run SERVER DIR URL N: the h2 config under callgrind, the static
-# config's warm-up (HTTP/1.1 on the cleartext listener), then h2load -c10 -m10
-# -n N on URL over TLS; sets CG_TOTAL like callgrind_run.
-callgrind_h2_run() {
-  local server=$1 dir=$2 url=$3 n=$4 u
+# tls_load SCENARIO URL N OUT: N requests on URL over TLS, 10 connections:
+# h2load -c10 -m10 (h2) or ab -k -c10 (tls); returns 1 unless all N completed
+# (over h2 for h2; with a 2xx for h2load).
+tls_load() {
+  local scenario=$1 url=$2 n=$3 out=$4
+  if [ "$scenario" = h2 ]; then
+    timeout 900 taskset -c $CLIENT_CPU "${CLIENT_TLS_ENV[@]}" h2load -c10 -m10 -n "$n" "${H2LOAD_TLS[@]}" \
+      "https://127.0.0.1:$TLS_PORT$url" >"$out" 2>&1
+    h2load_ok "$out" "$n"
+  else
+    timeout 900 taskset -c $CLIENT_CPU "${CLIENT_TLS_ENV[@]}" ab -k -r -s 60 -n "$n" -c 10 \
+      "https://127.0.0.1:$TLS_PORT$url" >"$out" 2>&1
+    grep -q "^Complete requests: *$n\$" "$out"
+  fi
+}
+
+# callgrind_tls_run SERVER SCENARIO DIR URL N: the h2 or tls config under
+# callgrind, the static config's warm-up (HTTP/1.1 on the cleartext listener),
+# then tls_load; sets CG_TOTAL like callgrind_run.
+callgrind_tls_run() {
+  local server=$1 scenario=$2 dir=$3 url=$4 n=$5 u ok=0
   CG_TOTAL=""
   mkdir -p "$dir"
-  start_server "$server" h2 "$dir" || { echo "callgrind: $SRV_NA" >&2; return 1; }
+  start_server "$server" "$scenario" "$dir" || { echo "callgrind: $SRV_NA" >&2; return 1; }
   for u in $(cost_urls_of static); do
     timeout 300 taskset -c $CLIENT_CPU ab -k -r -s 60 -n "$(warm_n "$u" "$CG_WARM")" -c 10 "http://127.0.0.1:$PORT$u" >/dev/null 2>&1
   done
-  timeout 900 taskset -c $CLIENT_CPU "${CLIENT_TLS_ENV[@]}" h2load -c10 -m10 -n "$n" "${H2LOAD_TLS[@]}" \
-    "https://127.0.0.1:$TLS_PORT$url" >"$dir/h2load.out" 2>&1
+  tls_load "$scenario" "$url" "$n" "$dir/load.out" && ok=1
   stop_server 120
-  h2load_ok "$dir/h2load.out" "$n" ||
-    { echo "callgrind: h2load -n $n $url did not complete over h2: $(grep -m1 '^requests:' "$dir/h2load.out")" >&2; return 1; }
+  [ "$ok" = 1 ] ||
+    { echo "callgrind: $scenario -n $n $url did not complete: $(grep -m1 -E '^(requests|Complete requests):' "$dir/load.out")" >&2; return 1; }
   compgen -G "$dir/callgrind.out.*" >/dev/null || { echo "callgrind: no output" >&2; return 1; }
   CG_TOTAL=$($PY callgrind-total "$dir"/callgrind.out.*)
   [ -n "$CG_TOTAL" ]
 }
 
-# strace_run URL FILE [h2]: syscalls of all the server's processes and threads
-# during ab -k -n N (ST_N, or fewer for a large file: warm_n), or h2load -c10
-# -m10 -n ST_N over TLS (server already started).
+# strace_run URL FILE [h2|tls]: syscalls of all the server's processes and
+# threads during ab -k -n N (ST_N, or fewer for a large file: warm_n), or
+# tls_load's ST_N requests over TLS (server already started).
 strace_run() {
   local url=$1 file=$2 mode=${3:-} pids p args=() spid i n
   n=$(warm_n "$url" "$ST_N")
@@ -906,22 +927,22 @@ strace_run() {
   spid=$!
   STARTED+=("$spid")
   sleep 1
-  if [ "$mode" = h2 ]; then
-    timeout 300 taskset -c $CLIENT_CPU "${CLIENT_TLS_ENV[@]}" h2load -c10 -m10 -n "$ST_N" "${H2LOAD_TLS[@]}" \
-      "https://127.0.0.1:$TLS_PORT$url" >"$file.h2load" 2>&1
+  local done_ok=0
+  if [ -n "$mode" ]; then
+    tls_load "$mode" "$url" "$ST_N" "$file.load" && done_ok=1
   else
     timeout 300 taskset -c $CLIENT_CPU ab -k -r -s 30 -n "$n" -c 10 "http://127.0.0.1:$PORT$url" >"$file.ab" 2>&1
+    grep -q "^Complete requests: *$n\$" "$file.ab" && done_ok=1
   fi
   kill -INT "$spid" 2>/dev/null
   for ((i = 0; i < 100; i++)); do alive "$spid" || break; sleep 0.1; done
   stop_tree "$spid" KILL 1
   forget "$spid"
-  if [ "$mode" = h2 ]; then h2load_ok "$file.h2load" "$ST_N"
-  else grep -q "^Complete requests: *$n\$" "$file.ab"; fi
+  [ "$done_ok" = 1 ]
 }
 
 cost() {
-  local server scenario url case key dir tag cases base
+  local server scenario url case key dir tag cases base tool
   command -v valgrind >/dev/null || echo "valgrind missing: no instruction counts" >&2
   command -v strace >/dev/null || echo "strace missing: no system call counts" >&2
   for server in portico nginx h2o; do
@@ -969,20 +990,22 @@ cost() {
         for url in $(cost_urls_of "$scenario"); do sna_of[$scenario:$url]=${SRV_NA:-strace missing}; done
       fi
     done
-    if cost_h2_wanted; then
-      for url in $COST_H2_URLS; do
+    for scenario in $COST_TLS_SCENARIOS; do
+      cost_tls_wanted "$scenario" || continue
+      tool=ab; [ "$scenario" = h2 ] && tool=h2load
+      for url in $COST_TLS_URLS; do
         in_list "$url" "$F_URLS" || continue
-        key="h2:$url" tag="$server-h2-${url//\//_}"
+        key="$scenario:$url" tag="$server-$scenario-${url//\//_}"
         cases+=" $key"
         if [ -n "$TLS_NA" ]; then
           ina_of[$key]="TLS: $TLS_NA"
         elif ! command -v valgrind >/dev/null; then
           ina_of[$key]="valgrind missing"
-        elif ! callgrind_h2_run "$server" "$RUN/cg-$tag-base" "$url" 10 2>>"$RAW/logs/cost.log"; then
+        elif ! callgrind_tls_run "$server" "$scenario" "$RUN/cg-$tag-base" "$url" 10 2>>"$RAW/logs/cost.log"; then
           ina_of[$key]="baseline run failed, see logs/cost.log"
         else
           base=$CG_TOTAL
-          if callgrind_h2_run "$server" "$RUN/cg-$tag" "$url" $((CG_N + 10)) 2>>"$RAW/logs/cost.log"; then
+          if callgrind_tls_run "$server" "$scenario" "$RUN/cg-$tag" "$url" $((CG_N + 10)) 2>>"$RAW/logs/cost.log"; then
             idle_of[$key]=$base loaded_of[$key]=$CG_TOTAL
           else
             ina_of[$key]="run failed, see logs/cost.log"
@@ -993,20 +1016,19 @@ cost() {
           done
         fi
       done
-      if [ -z "$TLS_NA" ] && command -v strace >/dev/null && start_server "$server" h2; then
-        for url in $COST_H2_URLS; do
+      if [ -z "$TLS_NA" ] && command -v strace >/dev/null && start_server "$server" "$scenario"; then
+        for url in $COST_TLS_URLS; do
           in_list "$url" "$F_URLS" || continue
-          taskset -c $CLIENT_CPU "${CLIENT_TLS_ENV[@]}" h2load -c10 -m10 -n 2000 "${H2LOAD_TLS[@]}" \
-            "https://127.0.0.1:$TLS_PORT$url" >/dev/null 2>&1
-          sfile_of[h2:$url]="$RAW/logs/strace-$server-h2-${url//\//_}.txt"
-          strace_run "$url" "${sfile_of[h2:$url]}" h2 ||
-            sna_of[h2:$url]="h2load did not complete under strace"
+          tls_load "$scenario" "$url" 2000 /dev/null
+          sfile_of[$scenario:$url]="$RAW/logs/strace-$server-$scenario-${url//\//_}.txt"
+          strace_run "$url" "${sfile_of[$scenario:$url]}" "$scenario" ||
+            sna_of[$scenario:$url]="$tool did not complete under strace"
         done
         stop_server
       else
-        for url in $COST_H2_URLS; do sna_of[h2:$url]=${SRV_NA:-${TLS_NA:-strace missing}}; done
+        for url in $COST_TLS_URLS; do sna_of[$scenario:$url]=${SRV_NA:-${TLS_NA:-strace missing}}; done
       fi
-    fi
+    done
     for case in $cases; do
       scenario=${case%%:*} url=${case#*:} key=$case
       $PY cost-row "$COSTS" "$server" "$url" "$(warm_n "$url" "$CG_N")" "${loaded_of[$key]:-}" "${idle_of[$key]:-${idle_of[$scenario]:-}}" \
@@ -1063,7 +1085,9 @@ if want_part throughput; then
     in_list "$scenario" "$F_SCENARIOS" && [ -n "$(tls_of "$scenario")" ] && need_tls=1
   done
 fi
-want_part cost && cost_h2_wanted && need_tls=1
+if want_part cost; then
+  for scenario in $COST_TLS_SCENARIOS; do cost_tls_wanted "$scenario" && need_tls=1; done
+fi
 if [ "$need_tls" = 1 ]; then
   make_tls || echo "TLS cells n/a: $TLS_NA" >&2
   make_assets

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Chaos soak: portico (2 workers) in front of 2 Node demo-app instances and a
 static root, under mixed load, through faults, for a bounded time; loopback
 only; everything started here is stopped by its pid.
@@ -12,7 +12,13 @@ SHA-256, WebSocket echo sessions (deploy/demo-app/ws-client.js), server-sent
 event streams, slow readers (a 4 KiB receive buffer, 20 KiB/s), slowloris
 heads (our own, and slowhttptest's), clients that vanish mid-response (from
 a 4 MiB file and from an event stream), and a file renamed over every
-second and read back whole.
+second and read back whole. HTTP/2 over TLS (ALPN h2) and h2c with prior
+knowledge (h2_client.py, Debian's python3-h2): 8 streams in flight per
+connection, files, proxied answers, echoed POST bodies and event streams,
+a third of them asking for a coding; and keep-alive HTTP/1.1 asking for
+gzip, br or zstd. Compressed answers (files compressed once and kept, a
+proxied JSON, an event stream compressed chunk by chunk) are decoded and
+compared byte for byte.
 Faults: SIGHUP every 5 s (alternating configs: /image.jpg from disk or from
 the app), SIGKILL of a random worker every 20 s (stopped first, so the
 client connections it holds can be counted), one app instance killed and
@@ -21,7 +27,10 @@ restarted every 30 s.
 At the end, tables:
 - per client kind, outcomes, and for each failure the fault that explains it
   (within a window after the fault; an app kill's window lasts until it is
-  back), or FAILED;
+  back), or FAILED; a request the server never took (a kept-alive
+  connection closed while idle, an HTTP/2 stream above a GOAWAY's last
+  stream id) is sent again, as RFC 9112 9.3.1 and RFC 9113 8.7 allow, and
+  listed with the reload or kill that explains it;
 - per location and status, what the clients saw whole against
   portico_requests_total, the difference and what explains it: requests the
   clients could not see end (cut by a kill, vanished on purpose, the ends of
@@ -30,8 +39,9 @@ At the end, tables:
   its worker was SIGKILLed between writing it and counting it (one per kill:
   a worker is one thread); requests made and never counted ("lost") must not
   outnumber the client connections the killed workers held (each lost the
-  request in flight on it, or the next one its client sent on it), plus one
-  per kill (the written, uncounted response);
+  request in flight on it, or the next one its client sent on it; an HTTP/2
+  connection the streams in flight on it, at most 8), plus one per kill (the
+  written, uncounted response);
 - RSS and open descriptors of the master and of the workers, first third of
   the run against the last, with the bound each must stay under.
 Exit 1 when a body was corrupted, a failure is not explained by a fault, a
@@ -39,8 +49,10 @@ count differs beyond what the faults explain, or a resource grew past its
 bound.
 """
 import argparse
+import base64
 import hashlib
 import http.client
+import io
 import os
 import random
 import re
@@ -52,7 +64,18 @@ import sys
 import tempfile
 import threading
 import time
+import zlib
 from pathlib import Path
+
+try:
+    import brotli
+    import zstandard
+
+    import h2_client
+except ImportError as missing:
+    sys.exit(f"soak.py: {missing}. The HTTP/2 and compressed clients need Debian's python3-h2, "
+             "python3-brotli and python3-zstandard (deploy/install-deps.sh --test), which only "
+             "Debian's own /usr/bin/python3 imports (not a pyenv or venv python3 on the PATH).")
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = ROOT / "deploy/demo-app/server.js"
@@ -68,12 +91,63 @@ WORKER_RSS_GROWTH_KIB = 8 * 1024
 WORKER_FDS_GROWTH = 32
 BIG_FILE_BYTES = 4 * 1024 * 1024
 SLOW_READ_RATE = 20 * 1024  # bytes a second
+H2_STREAMS = 8  # streams an HTTP/2 client keeps in flight on its connection
+H2_REQUESTS_PER_CONNECTION = 200
+CODINGS = ("gzip", "br", "zstd")
+COMPRESS_MIN_LENGTH = 256  # portico's default: a shorter file goes out as it is
+# What the demo app's /events sends: five events, 100 ms apart.
+EVENTS_BODY = b"".join(b"id: %d\ndata: event %d\n\n" % (i, i) for i in range(5))
+CHANGING = re.compile(rb"version (\d+)\n(x{4096}\n)")
+DECODE_ERRORS = (zlib.error, brotli.error, zstandard.ZstdError, ValueError)
 
 
 def free_port():
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]
+
+
+def decoded(coding, body):
+    """body decoded from coding; an error unless it is one whole stream of it
+    (truncated, or with bytes after its end)."""
+    if coding == "gzip":
+        decoder = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        plain = decoder.decompress(body)
+        if not decoder.eof or decoder.unused_data:
+            raise ValueError("not one whole gzip member")
+        return plain
+    if coding == "br":
+        return brotli.decompress(body)
+    # A stream compressed chunk by chunk may be several zstd frames.
+    return zstandard.ZstdDecompressor().stream_reader(io.BytesIO(body),
+                                                      read_across_frames=True).read()
+
+
+class Exchange:
+    """One request of the HTTP/2 and compressed clients and the body its 200
+    must carry: these bytes, or a match of this pattern where the body varies.
+    coding: what Accept-Encoding asks for; expect: the Content-Encoding the
+    answer must have (none below min_length)."""
+
+    def __init__(self, location, path, body, method="GET", sent=None, coding=None, expect=None):
+        self.location, self.path, self.body = location, path, body
+        self.method, self.sent, self.coding, self.expect = method, sent, coding, expect
+
+    def headers(self):
+        return [("accept-encoding", self.coding)] if self.coding else []
+
+    def problem(self, headers, body):
+        """What is wrong with a 200's head and body, or None."""
+        encoding = headers.get("content-encoding")
+        if encoding != self.expect:
+            return f"{self.path}: Content-Encoding {encoding}, expected {self.expect}"
+        try:
+            plain = decoded(encoding, body) if encoding else body
+        except DECODE_ERRORS as error:
+            return f"{self.path}: not {encoding} ({type(error).__name__})"
+        if isinstance(self.body, re.Pattern):
+            return None if self.body.fullmatch(plain) else f"{self.path}: no match"
+        return None if plain == self.body else f"{self.path}: other bytes"
 
 
 class Ledger:
@@ -141,7 +215,7 @@ class Soak:
     def __init__(self, args):
         self.args = args
         self.dir = Path(tempfile.mkdtemp(prefix="portico-soak-"))
-        self.port, self.metrics_port = free_port(), free_port()
+        self.port, self.metrics_port, self.tls_port = free_port(), free_port(), free_port()
         self.app_ports = [free_port(), free_port()]
         self.apps = [None, None]
         self.portico = None
@@ -149,8 +223,10 @@ class Soak:
         self.ledger = Ledger()
         self.faults = []  # [start, end, what]: failures in [start, end + window] are its doing;
         # end is None while the fault lasts
-        self.kill_exposure = 0  # client connections held by the workers SIGKILLed
+        self.kill_connections = 0  # client connections held by the workers SIGKILLed
+        self.kill_h2_connections = 0  # ...of which HTTP/2 ones
         self.kills = 0
+        self.h2_connections = set()  # (portico's port, client port) of the open HTTP/2 connections
         self.samples = []  # (seconds into the run, "master"/"worker", pid, rss KiB, fds)
         self.stop = threading.Event()
         self.t0 = time.time()
@@ -158,7 +234,29 @@ class Soak:
         shutil.copytree(ROOT / "www", self.www)
         (self.www / "big.bin").write_bytes(os.urandom(BIG_FILE_BYTES))
         self.image = (self.www / "image.jpg").read_bytes()
+        self.make_compressed_root()
         self.write_changing(0)
+        self.make_certificate()
+
+    def make_compressed_root(self):
+        """www/z/, the compressed location's files: a page, a stylesheet
+        below min_length (it must come uncompressed), 256 KiB of text (many
+        of the encoder's output pieces), and changing.txt (written with the
+        other)."""
+        (self.www / "z").mkdir()
+        for name in ("index.html", "style.css"):
+            shutil.copy(self.www / name, self.www / "z" / name)
+        text = base64.encodebytes(os.urandom(192 * 1024))
+        (self.www / "z/text.txt").write_bytes(text)
+
+    def make_certificate(self):
+        """A self-signed P-256 certificate for 127.0.0.1, the TLS listener's
+        and the HTTP/2 clients' trust anchor; valid for a year, so that
+        portico logs no expiry warning."""
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
+                        "ec_paramgen_curve:P-256", "-nodes", "-days", "365", "-subj", "/CN=127.0.0.1",
+                        "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(self.dir / "key.pem"),
+                        "-out", str(self.dir / "cert.pem")], check=True, capture_output=True)
 
     # --- processes ---------------------------------------------------------
     def config(self, image_from_disk):
@@ -167,13 +265,20 @@ class Soak:
         locations = [("image", 'exact = "/image.jpg"', image),
                      ("big", 'exact = "/big.bin"', f'root = "{self.www}"'),
                      ("echo", 'exact = "/echo"', 'proxy = "app"'),
-                     ("events", 'exact = "/events"', 'proxy = "app"'),
+                     # compress: the compressed clients' event stream, compressed chunk
+                     # by chunk; the other clients ask for no coding.
+                     ("events", 'exact = "/events"', 'proxy = "app"\ncompress = true'),
+                     ("data", 'exact = "/data.json"', 'proxy = "app"\ncompress = true'),
+                     ("zstatic", 'prefix = "/z/"\nstop_regex = true', f'root = "{self.www}"\ncompress = true'),
                      ("ws", 'exact = "/ws"', 'proxy = "app"'),
                      ("slowhttptest", 'exact = "/slowhttptest"', 'respond = { status = 200, body = "ok" }'),
                      ("static", "regex = '\\.(html|css|txt)$'", f'root = "{self.www}"'),
                      ("app", 'prefix = "/"', 'proxy = "app"')]
         return (f'[server]\nlisten = ["127.0.0.1:{self.port}"]\nworkers = 2\nheader_timeout = "3s"\n'
                 f'shutdown_timeout = "10s"\n[log]\nerror = "{self.dir}/error.log"\n'
+                f'[tls]\nlisten = ["127.0.0.1:{self.tls_port}"]\n'
+                f'certificates = [{{ cert = "{self.dir}/cert.pem", key = "{self.dir}/key.pem" }}]\n'
+                f'[http2]\ncleartext = true\n'
                 f'[metrics]\nlisten = "127.0.0.1:{self.metrics_port}"\n'
                 f'[upstream.app]\nservers = [{servers}]\nmax_connections = 64\n'
                 f'fail_timeout = "2s"\n\n' +
@@ -195,6 +300,7 @@ class Soak:
     def start(self):
         for i in range(2):
             self.start_app(i)
+        self.plain, self.compressible = self.known_answers()
         self.image_from_disk = True
         (self.dir / "portico.toml").write_text(self.config(True))
         self.portico = subprocess.Popen([self.args.portico, "-c", str(self.dir / "portico.toml")],
@@ -206,6 +312,31 @@ class Soak:
                 return
             time.sleep(0.1)
         raise RuntimeError("portico did not start: " + (self.dir / "error.log").read_text())
+
+    def known_answers(self):
+        """Path -> (location, the 200's body) for the HTTP/2 and compressed
+        clients: the plain requests; and for the compressing locations also
+        whether the answer must be compressed: not a file shorter than
+        min_length, but always the event stream (its length is not known).
+        /data.json is asked of the app itself (portico would count it)."""
+        app = http.client.HTTPConnection("127.0.0.1", self.app_ports[0], timeout=5)
+        app.request("GET", "/data.json")
+        data = app.getresponse().read()
+        app.close()
+        plain = {"/index.html": ("static", (self.www / "index.html").read_bytes()),
+                 "/style.css": ("static", (self.www / "style.css").read_bytes()),
+                 "/image.jpg": ("image", self.image),
+                 "/hello": ("app", b"Hello World"),
+                 "/api/time": ("app", re.compile(rb'\{"time":\d+\}')),
+                 "/events": ("events", EVENTS_BODY)}
+        compressible = {}
+        for name in ("index.html", "style.css", "text.txt"):
+            body = (self.www / "z" / name).read_bytes()
+            compressible[f"/z/{name}"] = ("zstatic", body, len(body) >= COMPRESS_MIN_LENGTH)
+        compressible.update({"/z/changing.txt": ("zstatic", CHANGING, True),
+                             "/data.json": ("data", data, len(data) >= COMPRESS_MIN_LENGTH),
+                             "/events": ("events", EVENTS_BODY, True)})
+        return plain, compressible
 
     def workers(self):
         children = Path(f"/proc/{self.portico.pid}/task/{self.portico.pid}/children")
@@ -235,8 +366,9 @@ class Soak:
 
     def client_connections(self, pid):
         """Client connections among pid's descriptors: its sockets on
-        portico's port, and those no longer listed at all (reset by the
-        peer, so closed, but their request may not be counted yet)."""
+        portico's ports, and those no longer listed at all (reset by the
+        peer, so closed, but their request may not be counted yet); and how
+        many of them are our HTTP/2 clients' (by their ports)."""
         inodes = set()
         try:
             for fd in os.listdir(f"/proc/{pid}/fd"):
@@ -251,7 +383,8 @@ class Soak:
         # /proc/net/tcp is read in pieces while other sockets come and go,
         # and a piece can skip entries: three reads, the union of what they
         # found (the stopped worker's own sockets do not change meanwhile).
-        clients, listed = set(), set()
+        clients, listed, h2 = set(), set(), set()
+        h2_ports = set(self.h2_connections)
         for _ in range(3):
             for table in ("tcp", "tcp6", "udp", "udp6", "unix"):
                 for line in Path(f"/proc/net/{table}").read_text().splitlines()[1:]:
@@ -261,9 +394,12 @@ class Soak:
                         continue
                     listed.add(fields[9])
                     local_port = int(fields[1].rsplit(":", 1)[1], 16)
-                    if table == "tcp" and fields[3] != "0A" and local_port == self.port:
+                    peer_port = int(fields[2].rsplit(":", 1)[1], 16)
+                    if table == "tcp" and fields[3] != "0A" and local_port in (self.port, self.tls_port):
                         clients.add(fields[9])
-        return len((clients | (inodes - listed)) & inodes)
+                        if (local_port, peer_port) in h2_ports:
+                            h2.add(fields[9])
+        return len((clients | (inodes - listed)) & inodes), len(h2 & inodes)
 
     def shutdown(self):
         for process in self.wrks + [self.portico] + self.apps:
@@ -311,12 +447,19 @@ class Soak:
         doing, or None. A request cut: a killed worker, or (proxied) an app
         instance down, which cuts an event stream mid-body; an error status:
         an app instance down (proxied requests only). A reload explains
-        nothing: its drain must lose no request."""
+        nothing: its drain must lose no request; but it may close an idle
+        connection, or refuse new streams, before taking a request ("not
+        taken": sent again), as a kill may. A protocol error (a GOAWAY with an
+        error code, a frame the client refuses) no fault explains."""
         causes = set()
         for start, end, what in self.faults:
             if start - slack <= at <= (end if end is not None else at) + FAULT_WINDOW:
                 causes.add("SIGKILL" if what.startswith("SIGKILL") else
                            "app restart" if what.startswith("app") else what)
+        if failure == "not taken":
+            return next((c for c in ("SIGHUP", "SIGKILL") if c in causes), None)
+        if failure == "protocol":
+            return None
         if failure == "cut" and "SIGKILL" in causes:
             return "SIGKILL"
         if proxied and "app restart" in causes:
@@ -328,10 +471,11 @@ class Soak:
             self.ledger.outcome(kind, "ok")
             return
         # /image.jpg goes to the app under every other config.
-        proxied = location in ("app", "echo", "events", "ws", "image")
+        proxied = location in ("app", "echo", "events", "ws", "image", "data")
         cause = self.explaining(time.time() if at is None else at, failure, proxied, slack)
         if cause:
-            self.ledger.outcome(kind, f"failed after {cause} ({detail})")
+            verb = "not taken" if failure == "not taken" else "failed"
+            self.ledger.outcome(kind, f"{verb} after {cause} ({detail})")
         else:
             self.ledger.outcome(kind, f"FAILED ({detail})")
 
@@ -494,9 +638,165 @@ class Soak:
             time.sleep(0.01)
 
     def write_changing(self, version):
-        staged = self.www / ".changing.tmp"
-        staged.write_bytes(f"version {version}\n".encode() + b"x" * 4096 + b"\n")
-        os.rename(staged, self.www / "changing.txt")
+        for folder in (self.www, self.www / "z"):
+            staged = folder / ".changing.tmp"
+            staged.write_bytes(f"version {version}\n".encode() + b"x" * 4096 + b"\n")
+            os.rename(staged, folder / "changing.txt")
+
+    # --- HTTP/2 and compressed clients ---------------------------------------
+    def plain_exchange(self):
+        """A request like the HTTP/1.1 clients' (no coding asked)."""
+        path = random.choice(list(self.plain) + ["/echo"])
+        if path == "/echo":
+            body = os.urandom(random.randint(1, 64 * 1024))
+            return Exchange("echo", path, body, "POST", sent=body)
+        location, body = self.plain[path]
+        return Exchange(location, path, body)
+
+    def compressed_exchange(self):
+        """A request asking for one coding."""
+        path = random.choice(list(self.compressible))
+        location, body, compressed = self.compressible[path]
+        coding = random.choice(CODINGS)
+        return Exchange(location, path, body, coding=coding, expect=coding if compressed else None)
+
+    def settle(self, kind, exchange, status, headers, body):
+        """A response seen whole, checked and entered in the ledger."""
+        self.ledger.saw(exchange.location, status)
+        problem = exchange.problem(headers, body) if status == 200 else None
+        if problem:
+            self.ledger.outcome(kind, f"CORRUPTED ({problem})")
+        elif status == 200:
+            self.ledger.outcome(kind, f"ok ({exchange.expect} decoded)" if exchange.expect else "ok")
+        else:
+            self.count(kind, False, str(status), "status", exchange.location)
+
+    def lost(self, kind, exchange, why, failure="cut"):
+        """A request whose end the client could not see."""
+        self.ledger.lost_sight(exchange.location, "cut: " + why)
+        self.count(kind, False, why, failure, exchange.location)
+
+    def resent(self, kind, why):
+        """A request the server never took, sent again: not in the ledger
+        (nothing was counted for it), but listed, and a failure unless a
+        reload's drain or a kill is near."""
+        self.count(kind, False, why + ", sent again", "not taken", "-")
+
+    def h2_tls(self):
+        self.h2_client(f"HTTP/2 over TLS (ALPN h2, {H2_STREAMS} streams at once)", tls=True)
+
+    def h2c(self):
+        self.h2_client(f"h2c, prior knowledge ({H2_STREAMS} streams at once)", tls=False)
+
+    def h2_client(self, kind, tls):
+        """HTTP/2 over TLS (ALPN h2) or h2c with prior knowledge: H2_STREAMS
+        streams in flight, H2_REQUESTS_PER_CONNECTION on a connection, then a
+        new one; a third of the requests ask for a coding."""
+        again = []  # requests the server did not take, for the next connection
+        while not self.stop.is_set():
+            port = self.tls_port if tls else self.port
+            try:
+                connection = h2_client.Connection(port, str(self.dir / "cert.pem") if tls else None)
+            except (OSError, h2_client.ProtocolFailure) as error:
+                # No request was made on it: a failure, but not a lost request.
+                protocol = isinstance(error, h2_client.ProtocolFailure)
+                self.count(kind, False, f"connect: {error if protocol else type(error).__name__}",
+                           "protocol" if protocol else "cut", "-")
+                time.sleep(0.1)
+                continue
+            # Registered before its first request: a kill's exposure counts
+            # the streams an HTTP/2 connection can have in flight.
+            key = (port, connection.local_port)
+            self.h2_connections.add(key)
+            try:
+                with connection:
+                    self.h2_streams(kind, connection, again)
+            finally:
+                self.h2_connections.discard(key)
+
+    def h2_streams(self, kind, connection, again):
+        """Streams on one connection until it made its share, was told to go
+        (GOAWAY) or broke; each end entered in the ledger."""
+        started = 0
+        while True:
+            try:
+                while (connection.accepting() and connection.in_flight() < H2_STREAMS and
+                       started < H2_REQUESTS_PER_CONNECTION and not self.stop.is_set()):
+                    exchange = again.pop() if again else (
+                        self.compressed_exchange() if random.random() < 1 / 3 else self.plain_exchange())
+                    connection.request(exchange, exchange.method, exchange.path, exchange.headers(),
+                                       exchange.sent)
+                    started += 1
+                if connection.in_flight() == 0:
+                    return
+                ended = connection.receive()
+            except (OSError, h2_client.ProtocolFailure) as error:
+                protocol = isinstance(error, h2_client.ProtocolFailure)
+                why = str(error) if protocol else type(error).__name__
+                if connection.last_stream_id is not None:
+                    why += " after a drain's GOAWAY"  # streams up to its last id were to finish
+                self.h2_ended(kind, error.ended if protocol else [], again)
+                for exchange in connection.abandon():
+                    self.lost(kind, exchange, why, "protocol" if protocol else "cut")
+                return
+            self.h2_ended(kind, ended, again)
+
+    def h2_ended(self, kind, ended, again):
+        """Enters the streams that ended: seen whole, cut, or not taken (to
+        be sent again on the next connection)."""
+        for end in ended:
+            if end.refused:
+                again.append(end.tag)
+                self.resent(kind, end.why)
+            elif end.why:
+                self.lost(kind, end.tag, end.why)
+            else:
+                self.settle(kind, end.tag, end.status, end.headers, end.body)
+
+    def compressed_http1(self):
+        """Keep-alive HTTP/1.1 asking for gzip, br or zstd."""
+        kind = "compressed HTTP/1.1 keep-alive (gzip, br, zstd)"
+        connection, fresh = None, True
+        while not self.stop.is_set():
+            exchange = self.compressed_exchange()
+            while True:
+                if connection is None:
+                    connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
+                    fresh = True
+                outcome = self.http1_exchange(kind, connection, exchange, fresh)
+                fresh = False
+                if outcome != "kept":
+                    connection.close()
+                    connection = None
+                if outcome != "again":
+                    break
+
+    def http1_exchange(self, kind, connection, exchange, fresh):
+        """One request on a kept-alive connection: "kept" (answered, the
+        connection stays), "closed" (answered or lost, the connection is
+        done), or "again": a kept-alive connection closed before answering,
+        which RFC 9112 9.3.1 lets a client retry on a new one (a reload's
+        drain closes idle connections)."""
+        try:
+            connection.request(exchange.method, exchange.path, headers=dict(exchange.headers()))
+            response = connection.getresponse()
+        except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError) as error:
+            if not fresh:
+                self.resent(kind, "no answer on a kept-alive connection: " + type(error).__name__)
+                return "again"
+            self.lost(kind, exchange, type(error).__name__)
+            return "closed"
+        except (OSError, http.client.HTTPException) as error:
+            self.lost(kind, exchange, type(error).__name__)
+            return "closed"
+        try:
+            body = response.read()
+        except (OSError, http.client.HTTPException) as error:
+            self.lost(kind, exchange, type(error).__name__)
+            return "closed"
+        self.settle(kind, exchange, response.status,
+                    {name.lower(): value for name, value in response.getheaders()}, body)
+        return "closed" if response.will_close else "kept"
 
     # --- wrk -----------------------------------------------------------------
     def start_wrk(self):
@@ -548,7 +848,9 @@ class Soak:
             except OSError:
                 break
             time.sleep(0.001)
-        self.kill_exposure += self.client_connections(pid)
+        connections, h2 = self.client_connections(pid)
+        self.kill_connections += connections
+        self.kill_h2_connections += h2
         self.kills += 1
         self.fault("SIGKILL worker", time.time())
         os.kill(pid, signal.SIGKILL)
@@ -607,8 +909,9 @@ class Soak:
         self.start_wrk()
         clients = [self.new_connections, self.echo, self.echo, self.events, self.websockets,
                    self.vanishing, self.slow_reader, self.slowloris, self.slowhttptest,
-                   self.changing_file]
-        threads = [threading.Thread(target=client, daemon=True) for client in clients]
+                   self.changing_file, self.h2_tls, self.h2c, self.compressed_http1]
+        threads = [threading.Thread(target=self.guarded, args=(client,), daemon=True)
+                   for client in clients]
         for thread in threads:
             thread.start()
         self.chaos(self.args.seconds)
@@ -627,6 +930,14 @@ class Soak:
         log = (self.dir / "error.log").read_text(errors="replace")
         self.shutdown()
         return self.report(wrk_lines, start_counts, start_expected, counted, log)
+
+    def guarded(self, client):
+        """Runs one client; an exception it did not expect fails the run
+        instead of silently ending that part of the load."""
+        try:
+            client()
+        except Exception as error:
+            self.ledger.outcome(client.__name__, f"FAILED (the client stopped: {error!r})")
 
     def scrape(self):
         connection = http.client.HTTPConnection("127.0.0.1", self.metrics_port, timeout=5)
@@ -660,7 +971,7 @@ class Soak:
                 print(f"| {kind} | {what} | {n} |")
                 if what.startswith("FAILED"):
                     problems.append(f"{kind}: {n} {what}")
-                if what == "CORRUPTED":
+                if what.startswith("CORRUPTED"):
                     problems.append(f"{kind}: {n} corrupted bodies")
         print("\nwrk socket errors: " + "; ".join(wrk_lines))
 
@@ -711,7 +1022,9 @@ class Soak:
         made = sum(whole.values()) + sum(cut.values())
         total = sum(counted.values())
         lost = made - total
-        bound = self.kill_exposure + self.kills
+        # An HTTP/2 connection loses the streams in flight on it: at most H2_STREAMS.
+        exposure = self.kill_connections + (H2_STREAMS - 1) * self.kill_h2_connections
+        bound = exposure + self.kills
         print(f"\nclients made {made} requests: {sum(whole.values())} seen whole, "
               f"{sum(cut.values())} not; portico counted {total}.")
         print(f"- counted more than seen whole, per status: {extra_total}, each covered by a request "
@@ -720,9 +1033,10 @@ class Soak:
               f"at most one per SIGKILL ({self.kills}): the response its worker had written, "
               f"not yet counted")
         print(f"- made, never counted (lost): {lost}; at most one per client connection the "
-              f"{self.kills} killed workers held ({self.kill_exposure}: the request in flight on "
-              f"it, or the next one sent on it), plus one per kill (that written, uncounted "
-              f"response): {bound}")
+              f"{self.kills} killed workers held ({self.kill_connections}: the request in flight on "
+              f"it, or the next one sent on it), {H2_STREAMS} per HTTP/2 one "
+              f"({self.kill_h2_connections} of them: the streams in flight), plus one per kill "
+              f"(that written, uncounted response): {bound}")
         if missing_total > self.kills:
             problems.append(f"{missing_total} responses seen whole were not counted "
                             f"(at most {self.kills} explained)")
@@ -735,22 +1049,28 @@ class Soak:
         seconds = self.args.seconds
         first = [s for s in self.samples if 0 < s[0] <= seconds / 3]
         last = [s for s in self.samples if s[0] >= 2 * seconds / 3]
-        print("\nResources (largest sample in the first and the last third of the run; "
+        # One sample() call's samples share its time: the first is taken
+        # before the load, the last once the clients have left.
+        start = [s for s in self.samples if s[0] == self.samples[0][0]]
+        end = [s for s in self.samples if s[0] == self.samples[-1][0]]
+        print("\nResources (largest sample in the first and the last third of the run, "
+              "asserted; and before the load started and after the clients left; "
               f"{len(self.samples)} samples, every second)\n")
-        print("| process | measure | first third | last third | growth | bound | |")
-        print("|---|---|---|---|---|---|---|")
+        print("| process | measure | start | first third | last third | end | growth | bound | |")
+        print("|---|---|---|---|---|---|---|---|---|")
         rss_bound = {"master": MASTER_RSS_GROWTH_KIB, "worker": WORKER_RSS_GROWTH_KIB}
         fds_bound = {"master": 0, "worker": WORKER_FDS_GROWTH}
         for role in ("master", "worker"):
             for measure, index, unit, bound in (("RSS", 3, " KiB", rss_bound[role]),
                                                 ("open descriptors", 4, "", fds_bound[role])):
-                a = max((s[index] for s in first if s[1] == role), default=0)
-                b = max((s[index] for s in last if s[1] == role), default=0)
+                at_start, a, b, at_end = (max((s[index] for s in window if s[1] == role), default=0)
+                                          for window in (start, first, last, end))
                 asserted = not (measure == "RSS" and self.args.sanitized)
                 ok = b - a <= bound
                 verdict = ("ok" if ok else "GREW") if asserted else "not asserted (ASan quarantine)"
-                print(f"| {role}{'s' if role == 'worker' else ''} | {measure} | {a}{unit} | "
-                      f"{b}{unit} | {b - a:+d}{unit} | {bound}{unit} | {verdict} |")
+                print(f"| {role}{'s' if role == 'worker' else ''} | {measure} | {at_start}{unit} | "
+                      f"{a}{unit} | {b}{unit} | {at_end}{unit} | {b - a:+d}{unit} | {bound}{unit} | "
+                      f"{verdict} |")
                 if asserted and not ok:
                     problems.append(f"{role} {measure} grew by {b - a}{unit}, over {bound}{unit}")
 
