@@ -34,7 +34,15 @@ public:
 
 private:
     enum class Phase { connecting, exchanging, tunnel, done };
-    struct Guard;  // see proxy_exchange.cpp
+    // Every entry point holds one: the object is deleted when the outermost
+    // call returns after finish(), never under a caller still using it.
+    struct Guard {
+        explicit Guard(ProxyExchange& exchange) : self(exchange) { ++self.depth_; }
+        ~Guard() {
+            if (--self.depth_ == 0 && self.phase_ == Phase::done) delete &self;
+        }
+        ProxyExchange& self;
+    };
 
     ~ProxyExchange();
 
