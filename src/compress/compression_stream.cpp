@@ -110,7 +110,7 @@ void CompressionStream::add_vary() {
         if (first_vary == fields.size()) first_vary = index;
     }
     if (first_vary == fields.size()) {
-        fields.add("Vary", "Accept-Encoding");
+        fields.add_lasting("Vary", "Accept-Encoding");
         roles_.push_back(Role::vary);
         return;
     }
@@ -148,7 +148,7 @@ void CompressionStream::commit_compressed(std::optional<uint64_t> compressed_len
         }
     }
     add_vary();
-    fields.add("Content-Encoding", config::coding_name(*coding_));
+    fields.add_lasting("Content-Encoding", config::coding_name(*coding_));
     next().head(*head_);
 }
 

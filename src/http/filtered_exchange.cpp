@@ -198,7 +198,7 @@ void FilteredExchange::respond_text(int status, std::string_view body) {
         end_response();
         return;
     }
-    head_.fields.add("Content-Type", "text/plain; charset=utf-8");
+    head_.fields.add_lasting("Content-Type", "text/plain; charset=utf-8");
     send_body_pieces({&body, 1}, true);
 }
 
