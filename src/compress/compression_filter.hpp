@@ -1,14 +1,13 @@
 // compress = ...: a location's response filter (http/response_filter.hpp).
-// It decides per request whether the response may be compressed at all,
-// negotiates the coding, and lends a CompressingExchange for the response.
-// One per compressing location per worker.
+// Its streams (compress/compression_stream.hpp) decide per request whether
+// the response may be compressed at all, negotiate the coding, and compress
+// the response. One per compressing location per worker.
 #pragma once
 
 #include <memory>
-#include <vector>
 
 #include "compress/compressed_cache.hpp"
-#include "compress/compressing_exchange.hpp"
+#include "compress/encoder_memory.hpp"
 #include "config/config.hpp"
 #include "core/buffer_pool.hpp"
 #include "http/response_filter.hpp"
@@ -26,8 +25,6 @@ public:
                       metrics::WorkerCounters& counters)
         : config_(config), cache_(cache), blocks_(blocks), memory_(memory), counters_(counters) {}
 
-    http::Exchange& wrap(http::Exchange& client) override;
-
     const config::CompressConfig& config() const { return config_; }
     CompressedCache& cache() { return cache_; }
     core::BufferPool& blocks() { return blocks_; }
@@ -37,8 +34,9 @@ public:
     void count(config::Coding coding, uint64_t in, uint64_t out, bool cached) {
         counters_.response_compressed(coding, in, out, cached);
     }
-    // A CompressingExchange whose response is over.
-    void recycle(CompressingExchange& exchange) { free_.push_back(&exchange); }
+
+protected:
+    std::unique_ptr<http::FilterStream> new_stream() override;
 
 private:
     const config::CompressConfig& config_;
@@ -46,10 +44,6 @@ private:
     core::BufferPool& blocks_;
     EncoderMemory& memory_;
     metrics::WorkerCounters& counters_;
-    // Every exchange made, reused from free_: as many as responses ever ran
-    // at once here, each keeping only its header storage between uses.
-    std::vector<std::unique_ptr<CompressingExchange>> exchanges_;
-    std::vector<CompressingExchange*> free_;
 };
 
 }  // namespace portico::compress

@@ -1,4 +1,5 @@
-// The compression filter (CompressingExchange) against a fake exchange:
+// The compression filter (CompressionStream, behind the FilteredExchange it
+// lends) against a fake exchange:
 // what it decides from the request and the response head, what the client
 // then gets, and back-pressure both ways. The real connection and real
 // clients are in tests/integration/compress_*_test.cpp.
