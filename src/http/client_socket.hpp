@@ -31,6 +31,25 @@ protected:
                  core::LazyTimer::Callback on_timer);
     virtual ~ClientSocket() = default;
 
+    // The watcher's callback for a connection of type C: a socket event
+    // goes through the transport first (its own pending output: TLS records
+    // the socket did not take), then what is left to the connection's
+    // on_writable and on_readable. C makes ClientSocket a friend and has
+    // output_blocked_, update_poll(), close() and closed().
+    template <typename C>
+    static void on_socket_event(void* self, int events) {
+        auto* connection = static_cast<C*>(self);
+        transport::Transport::Ready ready =
+            connection->transport_->on_socket_event(events, connection->output_blocked_);
+        if (ready.failed) [[unlikely]] {
+            connection->close();
+            return;
+        }
+        if (ready.repoll) connection->update_poll();
+        if (ready.events & core::io_writable) connection->on_writable();
+        if ((ready.events & core::io_readable) && !connection->closed()) connection->on_readable();
+    }
+
     // Watches what the connection wants (core::io_readable/io_writable;
     // `output_blocked`: its output waits) and what its transport adds.
     // False after epoll refused: the caller closes.

@@ -53,7 +53,8 @@ void ClientConnection::start(http::ServerContext& server,
 ClientConnection::ClientConnection(http::ServerContext& server,
                                    std::unique_ptr<transport::Transport> transport,
                                    const http::PeerAddress& peer)
-    : ClientSocket(server, std::move(transport), peer, this, on_io, on_timer) {}
+    : ClientSocket(server, std::move(transport), peer, this, on_socket_event<ClientConnection>,
+                   on_timer) {}
 
 ClientConnection::~ClientConnection() {
     server_.buffers.release(input_);
@@ -91,22 +92,6 @@ void ClientConnection::close_if_idle() {
 }
 
 // ---- events --------------------------------------------------------------
-
-void ClientConnection::on_io(void* self, int events) {
-    auto* connection = static_cast<ClientConnection*>(self);
-    // The transport's own pending output goes first (TLS records the socket
-    // did not take), and it says what is left for the connection.
-    transport::Transport::Ready ready =
-        connection->transport_->on_socket_event(events, connection->output_blocked_);
-    if (ready.failed) [[unlikely]] {
-        connection->close();
-        return;
-    }
-    if (ready.repoll) connection->update_poll();
-    if (ready.events & core::io_writable) connection->on_writable();
-    if ((ready.events & core::io_readable) && connection->state_ != State::closed)
-        connection->on_readable();
-}
 
 void ClientConnection::on_timer(void* connection) {
     static_cast<ClientConnection*>(connection)->on_timeout();

@@ -84,8 +84,9 @@ private:
                      const http::PeerAddress& peer);
     ~ClientConnection() override;
 
-    static void on_io(void* connection, int events);
+    friend class http::ClientSocket;  // on_socket_event
     static void on_timer(void* connection);
+    bool closed() const { return state_ == State::closed; }
 
     void on_readable();
     // `received` more bytes are in the input buffer.

@@ -27,7 +27,7 @@ void Connection::start(http::ServerContext& server, std::unique_ptr<transport::T
 
 Connection::Connection(http::ServerContext& server, std::unique_ptr<transport::Transport> transport,
                        const http::PeerAddress& peer)
-    : ClientSocket(server, std::move(transport), peer, this, on_io, on_timer),
+    : ClientSocket(server, std::move(transport), peer, this, on_socket_event<Connection>, on_timer),
       session_(server, static_cast<Carrier&>(*this)) {}
 
 Connection::~Connection() { server_.buffers.release(input_); }
@@ -36,19 +36,6 @@ void Connection::close() {
     if (std::exchange(closed_, true)) return;
     session_.connection_closed();
     end(peer_closed_);
-}
-
-void Connection::on_io(void* self, int events) {
-    auto* connection = static_cast<Connection*>(self);
-    transport::Transport::Ready ready =
-        connection->transport_->on_socket_event(events, connection->output_blocked_);
-    if (ready.failed) [[unlikely]] {
-        connection->close();
-        return;
-    }
-    if (ready.repoll) connection->update_poll();
-    if (ready.events & core::io_writable) connection->session_.on_writable();
-    if ((ready.events & core::io_readable) && !connection->closed_) connection->on_readable();
 }
 
 void Connection::on_timer(void* self) { static_cast<Connection*>(self)->session_.on_timeout(); }

@@ -30,8 +30,10 @@ private:
                const http::PeerAddress& peer);
     ~Connection() override;
 
-    static void on_io(void* connection, int events);
+    friend class http::ClientSocket;  // on_socket_event
     static void on_timer(void* connection);
+    bool closed() const { return closed_; }
+    void on_writable() { session_.on_writable(); }
     void on_readable();
     void receive_input();
     void update_poll();

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "core/log.hpp"
+#include "proxy/forwarded_head.hpp"
 #include "proxy/proxy_exchange.hpp"
 
 namespace portico::proxy {
