@@ -5,7 +5,7 @@
 #include <cerrno>
 #include <utility>
 
-#include "compress/accept_encoding.hpp"
+#include "http/accept_encoding.hpp"
 #include "compress/compression_filter.hpp"
 #include "core/log.hpp"
 #include "http/header_text.hpp"
@@ -52,7 +52,7 @@ bool CompressionStream::start(const http::Request& request) {
         if (accept_encoding.empty() && http::equals_ignore_case(field.name, "accept-encoding"))
             accept_encoding = field.value;
     }
-    coding_ = negotiate_coding(accept_encoding, config::CodingSet::all());
+    coding_ = http::negotiate_coding(accept_encoding, config::CodingSet::all());
     phase_ = Phase::held;
     head_ = nullptr;
     bytes_in_ = bytes_out_ = 0;

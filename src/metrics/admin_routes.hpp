@@ -1,5 +1,5 @@
 // What the metrics listener answers, apart from the socket work
-// (admin_endpoint.*): a request's method, path and query in, a complete
+// (worker/admin_endpoint.*): a request's method, path and query in, a complete
 // answer out, so every route and every refusal is unit-tested without a
 // socket.
 //

@@ -9,7 +9,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "compress/accept_encoding.hpp"
+#include "http/accept_encoding.hpp"
 #include "core/log.hpp"
 #include "http/status.hpp"
 #include "static/conditional.hpp"
@@ -154,7 +154,7 @@ void StaticHandler::serve_best_variant(http::Exchange& exchange,
     std::string_view accept_encoding =
         candidates.empty() ? std::string_view() : exchange.request().header("accept-encoding");
     while (std::optional<config::Coding> coding =
-               compress::negotiate_coding(accept_encoding, candidates)) {
+               http::negotiate_coding(accept_encoding, candidates)) {
         scratch_.assign(relative);
         scratch_.append(config::sidecar_suffix(*coding));
         int error = 0;

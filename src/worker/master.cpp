@@ -164,7 +164,7 @@ bool Master::spawn(unsigned slot) {
             else ::close(socket.fd.release());
         }
         // None of the metrics sockets: a client the master closes must see the close.
-        metrics_ = metrics::AdminEndpoint();
+        metrics_ = AdminEndpoint();
         _exit(run_worker(*config_, tls_.get(), slot, mine, *counters_, lease.slot, master,
                          ready_write_.get(), handled_signals()));
     }
@@ -459,11 +459,11 @@ bool Master::workers_accepting() const {
 // already open; keeps the open one when the address is unchanged.
 bool Master::open_metrics(const config::Config& config) {
     if (!config.metrics) {
-        metrics_ = metrics::AdminEndpoint();
+        metrics_ = AdminEndpoint();
         return true;
     }
     if (metrics_.fd() >= 0 && metrics_.address() == config.metrics->listen.text) return true;
-    metrics::AdminEndpoint endpoint;
+    AdminEndpoint endpoint;
     std::string error;
     if (!endpoint.open(config.metrics->listen, error)) {
         log::error("{}", error);

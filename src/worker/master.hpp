@@ -14,7 +14,7 @@
 
 #include "config/config.hpp"
 #include "core/unique_fd.hpp"
-#include "metrics/admin_endpoint.hpp"
+#include "worker/admin_endpoint.hpp"
 #include "metrics/saved_snapshots.hpp"
 #include "metrics/shared_counters.hpp"
 #include "tls/server_tls.hpp"
@@ -89,7 +89,7 @@ private:
     std::unique_ptr<tls::TicketKeys> ticket_keys_;
     int64_t next_key_rotation_ms_ = INT64_MAX;
     std::unique_ptr<tls::ServerTls> tls_;  // of config_, when it has [tls]
-    metrics::AdminEndpoint metrics_;
+    AdminEndpoint metrics_;
     // Here, not in the endpoint, so a reload that moves the listener keeps them.
     metrics::SavedSnapshots snapshots_;
     bool stopping_ = false;

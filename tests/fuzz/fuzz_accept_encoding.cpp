@@ -7,7 +7,7 @@
 #include <optional>
 #include <string_view>
 
-#include "compress/accept_encoding.hpp"
+#include "http/accept_encoding.hpp"
 #include "fuzz_support.hpp"
 
 using namespace portico;
@@ -21,30 +21,30 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t length) {
         if (data[0] & (1u << static_cast<unsigned>(coding))) offered.add(coding);
     std::string_view header(reinterpret_cast<const char*>(data + 1), length - 1);
 
-    std::optional<Coding> chosen = compress::negotiate_coding(header, offered);
+    std::optional<Coding> chosen = http::negotiate_coding(header, offered);
     if (!chosen) {
         // Nothing offered wins: no fewer codings can do better.
         for (Coding coding : config::codings_by_preference) {
             CodingSet fewer = offered;
             fewer.remove(coding);
-            FUZZ_CHECK(!compress::negotiate_coding(header, fewer));
+            FUZZ_CHECK(!http::negotiate_coding(header, fewer));
         }
         return 0;
     }
     FUZZ_CHECK(offered.contains(*chosen));
     CodingSet alone;
     alone.add(*chosen);
-    FUZZ_CHECK(compress::negotiate_coding(header, alone) == chosen);
+    FUZZ_CHECK(http::negotiate_coding(header, alone) == chosen);
     for (Coding other : config::codings_by_preference) {
         if (!offered.contains(other)) continue;
         CodingSet pair = alone;
         pair.add(other);
-        FUZZ_CHECK(compress::negotiate_coding(header, pair) == chosen);
+        FUZZ_CHECK(http::negotiate_coding(header, pair) == chosen);
     }
     // The sidecar search: drop the winner, and the next one is offered too.
     CodingSet rest = offered;
     rest.remove(*chosen);
-    if (std::optional<Coding> next = compress::negotiate_coding(header, rest))
+    if (std::optional<Coding> next = http::negotiate_coding(header, rest))
         FUZZ_CHECK(rest.contains(*next));
     return 0;
 }

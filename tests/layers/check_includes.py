@@ -48,11 +48,7 @@ BELOW = {
 }
 
 # file -> the folders it includes against the layers, today.
-KNOWN = {
-    # Small helpers one level too high.
-    "metrics/admin_endpoint.cpp": {"http"},
-    "static/static_handler.cpp": {"compress"},
-}
+KNOWN = {}
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z0-9_]+)/[^"]+"', re.M)
 

@@ -1,6 +1,6 @@
 // The metrics listener ([metrics] listen): its own socket, served by the
 // master, so load tests on the traffic ports never hit it and a busy worker
-// never delays a scrape. What it answers: admin_routes.hpp.
+// never delays a scrape. What it answers: metrics/admin_routes.hpp.
 //
 // The master also restarts workers and handles signals, so it must never
 // wait on a client: every socket is non-blocking and watched by the
@@ -20,7 +20,7 @@
 #include "core/unique_fd.hpp"
 #include "metrics/admin_routes.hpp"
 
-namespace portico::metrics {
+namespace portico::worker {
 
 class AdminEndpoint {
 public:
@@ -38,7 +38,7 @@ public:
     // Handles what poll(2) reported for the descriptors add_poll_fds added
     // (`fds` is that part, in the same order): accepts, reads, answers,
     // writes, and closes what is done or past its deadline.
-    void on_poll(std::span<const pollfd> fds, AdminContext& context, int64_t now_ms);
+    void on_poll(std::span<const pollfd> fds, metrics::AdminContext& context, int64_t now_ms);
     // Milliseconds until the earliest connection deadline; -1 with none.
     int64_t next_deadline_ms(int64_t now_ms) const;
     size_t connection_count() const { return connections_.size(); }
@@ -53,7 +53,7 @@ private:
         bool done = false;
     };
     void accept_pending(int64_t now_ms);
-    void read_request(Connection& connection, AdminContext& context, int64_t now_ms);
+    void read_request(Connection& connection, metrics::AdminContext& context, int64_t now_ms);
     void write_response(Connection& connection, int64_t now_ms);
 
     core::UniqueFd socket_;
@@ -61,4 +61,4 @@ private:
     std::vector<Connection> connections_;
 };
 
-}  // namespace portico::metrics
+}  // namespace portico::worker

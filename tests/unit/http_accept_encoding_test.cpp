@@ -6,11 +6,11 @@
 #include <string>
 #include <string_view>
 
-#include "compress/accept_encoding.hpp"
+#include "http/accept_encoding.hpp"
 
-using portico::compress::negotiate_coding;
 using portico::config::Coding;
 using portico::config::CodingSet;
+using portico::http::negotiate_coding;
 
 namespace {
 

@@ -1,4 +1,4 @@
-#include "metrics/admin_endpoint.hpp"
+#include "worker/admin_endpoint.hpp"
 
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -11,17 +11,18 @@
 #include "core/log.hpp"
 #include "http/status.hpp"
 
-namespace portico::metrics {
+namespace portico::worker {
 
 namespace {
 
 constexpr size_t max_request_bytes = 8192;
 
 // HEAD gets the head GET would get, Content-Length included.
-std::string response_bytes(const AdminResponse& answer, bool head_only) {
-    std::string response = "HTTP/1.1 " + std::to_string(answer.status) + " " +
-                           std::string(http::reason_phrase(answer.status)) +
-                           "\r\nServer: portico\r\nConnection: close\r\nCache-Control: no-store\r\n";
+std::string response_bytes(const metrics::AdminResponse& answer, bool head_only) {
+    std::string response =
+        "HTTP/1.1 " + std::to_string(answer.status) + " " +
+        std::string(http::reason_phrase(answer.status)) +
+        "\r\nServer: portico\r\nConnection: close\r\nCache-Control: no-store\r\n";
     response += answer.headers;
     if (answer.status != 204) {
         response += "Content-Type: " + answer.content_type + "\r\n";
@@ -32,12 +33,13 @@ std::string response_bytes(const AdminResponse& answer, bool head_only) {
     return response;
 }
 
-AdminResponse bad_request() {
+metrics::AdminResponse bad_request() {
     return {.status = 400, .content_type = "text/plain", .body = "400 Bad Request\n"};
 }
 
 // The request line of a whole head: the method and the target.
-AdminResponse answer(std::string_view head, AdminContext& context, bool& head_only) {
+metrics::AdminResponse answer(std::string_view head, metrics::AdminContext& context,
+                              bool& head_only) {
     size_t method_end = head.find(' ');
     if (method_end == std::string_view::npos) return bad_request();
     size_t target_end = head.find(' ', method_end + 1);
@@ -46,7 +48,7 @@ AdminResponse answer(std::string_view head, AdminContext& context, bool& head_on
     std::string_view target = head.substr(method_end + 1, target_end - method_end - 1);
     size_t question = target.find('?');
     head_only = method == "HEAD";
-    return answer_admin_request(
+    return metrics::answer_admin_request(
         {.method = method,
          .path = target.substr(0, question),
          .query =
@@ -57,10 +59,13 @@ AdminResponse answer(std::string_view head, AdminContext& context, bool& head_on
 }  // namespace
 
 bool AdminEndpoint::open(const config::SocketAddress& address, std::string& error) {
-    core::UniqueFd fd(::socket(address.storage.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+    core::UniqueFd fd(
+        ::socket(address.storage.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
     int on = 1;
     if (fd) ::setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
-    if (!fd || ::bind(fd.get(), reinterpret_cast<const sockaddr*>(&address.storage), address.length) != 0 ||
+    if (!fd ||
+        ::bind(fd.get(), reinterpret_cast<const sockaddr*>(&address.storage), address.length) !=
+            0 ||
         ::listen(fd.get(), 64) != 0) {
         error = "metrics listener " + address.text + ": " + std::strerror(errno);
         return false;
@@ -68,9 +73,9 @@ bool AdminEndpoint::open(const config::SocketAddress& address, std::string& erro
     sockaddr_storage bound{};
     socklen_t length = sizeof bound;
     ::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&bound), &length);
-    uint16_t port = ntohs(bound.ss_family == AF_INET6
-                              ? reinterpret_cast<sockaddr_in6&>(bound).sin6_port
-                              : reinterpret_cast<sockaddr_in&>(bound).sin_port);
+    uint16_t port =
+        ntohs(bound.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6&>(bound).sin6_port
+                                          : reinterpret_cast<sockaddr_in&>(bound).sin_port);
     socket_ = std::move(fd);
     address_ = address.text;
     log::info("metrics on {} (port {})", address.text, port);
@@ -86,7 +91,8 @@ void AdminEndpoint::add_poll_fds(std::vector<pollfd>& fds) const {
                        static_cast<short>(connection.output.empty() ? POLLIN : POLLOUT), 0});
 }
 
-void AdminEndpoint::on_poll(std::span<const pollfd> fds, AdminContext& context, int64_t now_ms) {
+void AdminEndpoint::on_poll(std::span<const pollfd> fds, metrics::AdminContext& context,
+                            int64_t now_ms) {
     // Connections first: fds[1 + i] is connections_[i] as it was when polled.
     for (size_t i = 0; i + 1 < fds.size() && i < connections_.size(); ++i) {
         Connection& connection = connections_[i];
@@ -125,7 +131,8 @@ void AdminEndpoint::accept_pending(int64_t now_ms) {
 
 // The head must arrive whole within client_timeout_ms of the accept: a
 // client dripping a byte at a time gains nothing by it.
-void AdminEndpoint::read_request(Connection& connection, AdminContext& context, int64_t now_ms) {
+void AdminEndpoint::read_request(Connection& connection, metrics::AdminContext& context,
+                                 int64_t now_ms) {
     char chunk[2048];
     ssize_t n = ::recv(connection.fd.get(), chunk, sizeof chunk, 0);
     if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;
@@ -158,4 +165,4 @@ void AdminEndpoint::write_response(Connection& connection, int64_t now_ms) {
     connection.done = true;  // Connection: close
 }
 
-}  // namespace portico::metrics
+}  // namespace portico::worker

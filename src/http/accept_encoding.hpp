@@ -8,7 +8,7 @@
 
 #include "config/coding.hpp"
 
-namespace portico::compress {
+namespace portico::http {
 
 // The coding of `offered` with the highest q-value the client gives it (its
 // own entry, else "*"'s; "x-gzip" is gzip), ties going to the server's
@@ -19,4 +19,4 @@ namespace portico::compress {
 std::optional<config::Coding> negotiate_coding(std::string_view accept_encoding,
                                                config::CodingSet offered);
 
-}  // namespace portico::compress
+}  // namespace portico::http

@@ -1,11 +1,11 @@
-#include "compress/accept_encoding.hpp"
+#include "http/accept_encoding.hpp"
 
 #include <algorithm>
 #include <array>
 
 #include "http/header_text.hpp"
 
-namespace portico::compress {
+namespace portico::http {
 
 namespace {
 
@@ -95,4 +95,4 @@ std::optional<config::Coding> negotiate_coding(std::string_view accept_encoding,
     return best;
 }
 
-}  // namespace portico::compress
+}  // namespace portico::http
