@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "config/coding.hpp"
+#include "config/template.hpp"
 
 namespace portico::config {
 
@@ -36,6 +37,9 @@ struct SocketAddress {
     // up again every `resolve`. Empty for IP literals.
     std::string host;
     uint16_t port = 0;
+    // A listener that reads the PROXY protocol header (v1 or v2) before
+    // anything else on each connection; listeners only.
+    bool proxy_protocol = false;
 
     bool resolved_by_workers() const { return length == 0 && !host.empty(); }
 };
@@ -55,6 +59,15 @@ struct RunAsUser {
 // per wakeup: less CPU per request beside an app that mostly waits, far fewer requests beside one
 // that computes (docs/configuration.md, "Worker scheduling").
 enum class WorkerScheduling { normal, batch };
+
+// An address range, "10.0.0.0/8", "::1", "fd00::/8" (trusted_proxies, and
+// the allow/deny lists of access control).
+struct AddressRange {
+    int family = 0;  // AF_INET or AF_INET6
+    uint8_t bytes[16]{};
+    uint8_t prefix_length = 0;  // bits
+    std::string text;           // as written
+};
 
 struct ServerConfig {
     std::vector<SocketAddress> listen;
@@ -76,6 +89,9 @@ struct ServerConfig {
     std::string server_header = "portico";
     std::optional<RunAsUser> user;  // workers switch to it (when started as root)
     std::optional<WorkerScheduling> worker_scheduling;  // unset: as started
+    // Peers whose X-Forwarded-For names the real client ($remote_addr, the
+    // access log, ip_hash, limits); empty: the peer is the client.
+    std::vector<AddressRange> trusted_proxies;
 };
 
 enum class LogLevel { trace, debug, info, warn, error };
@@ -173,6 +189,38 @@ struct CompressConfig {
     }
 };
 
+// redirect = { to, status }: nginx `return 301 URL`.
+struct RedirectConfig {
+    Template to;
+    int status = 302;  // 301, 302, 303, 307 or 308
+};
+
+enum class RewriteFlag { last, break_, redirect, permanent };
+
+// rewrite = [{ from, to, flag }]: nginx `rewrite REGEX REPLACEMENT FLAG`.
+struct RewriteRule {
+    std::string from;  // RE2, matched against the normalized path ($uri)
+    Template to;       // its captures are from's groups
+    RewriteFlag flag = RewriteFlag::last;
+    SourcePosition where;
+};
+
+// try_files: every entry but the last a file (or "$uri/": a directory) under
+// the location's root or alias; the last one a URI, "=CODE" or "@UPSTREAM".
+struct TryFilesConfig {
+    std::vector<Template> files;
+    enum class Fallback { uri, status, upstream } fallback = Fallback::uri;
+    Template uri;                    // Fallback::uri
+    int status = 404;                // Fallback::status
+    std::optional<size_t> upstream;  // Fallback::upstream: index into Config::upstreams
+};
+
+struct HeaderRule {
+    std::string name;
+    Template value;  // a value that expands to "" removes the header (proxy_headers) or
+                     // is not sent (headers)
+};
+
 struct LocationConfig {
     std::string name;  // label in metrics and logs; defaults to the match text
     MatchKind match = MatchKind::prefix;
@@ -199,12 +247,48 @@ struct LocationConfig {
     bool preserve_host = true;
     bool websocket = true;
 
-    std::optional<RespondConfig> respond;
-    HeaderList headers;  // added to every response of this location
+    // proxy = "http://host:port/v1/": the path that replaces the matched
+    // prefix (nginx proxy_pass with a URI); empty: the target as received.
+    std::string proxy_path;
+    std::vector<HeaderRule> proxy_headers;  // set on the request to the upstream
+    std::vector<std::string> hide_headers;  // removed from its response, lowercase
+
+    // alias = "DIR": the matched prefix replaced by this folder (absolute).
+    std::optional<std::string> alias;
+    std::optional<TryFilesConfig> try_files;
+    std::optional<std::chrono::seconds> expires;  // Cache-Control max-age and Expires
+
+    std::optional<RedirectConfig> redirect;
+    std::vector<RewriteRule> rewrite;
+    // status -> a URI answered through the site's locations, original status kept
+    std::vector<std::pair<int, Template>> error_pages;
+
+    std::optional<RespondConfig> respond;  // status 444: close without a response
+    HeaderList headers;  // added to this location's responses (2xx, 3xx; any with headers_always)
+    bool headers_always = false;
+
+    size_t site = 0;  // index into Config::sites
 
     // Responses of this location are compressed on the fly (static and
     // proxied alike); nullopt: never.
     std::optional<CompressConfig> compress;
+};
+
+// A site name: "example.com", "*.example.com" or a regex "~^(?<sub>.+)\\.example\\.com$".
+struct SiteName {
+    enum class Kind { exact, wildcard, regex } kind = Kind::exact;
+    std::string text;  // lowercase; a wildcard's without the '*' (".example.com"); a regex's RE2
+};
+
+// [[site]] (nginx's server block). A config without [[site]] is one
+// unnamed site answering every host.
+struct SiteConfig {
+    std::vector<SiteName> names;        // empty: the unnamed site (top-level locations)
+    std::vector<SocketAddress> listen;  // empty: every [server] and [tls] listener
+    bool is_default = false;
+    std::optional<CertificateFiles> certificate;
+    std::vector<size_t> locations;  // indices into Config::locations, in file order
+    SourcePosition where;
 };
 
 struct Config {
@@ -216,7 +300,8 @@ struct Config {
     Http2Config http2;
     std::vector<std::pair<std::string, std::string>> mime;  // extension (no dot) -> type
     std::vector<UpstreamConfig> upstreams;  // named ones in file order, then inline ones
-    std::vector<LocationConfig> locations;  // in file order
+    std::vector<LocationConfig> locations;  // every site's, in file order
+    std::vector<SiteConfig> sites;          // at least one once loaded
 };
 
 struct ConfigError {

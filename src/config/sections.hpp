@@ -33,6 +33,15 @@ bool is_header_value(std::string_view text);
 // A string that passes is_header_value; `out` is left alone otherwise.
 bool read_header_value(TableReader& reader, std::string_view key, std::string& out);
 
+// A template value (config/template.hpp) at `node`, a string. A bad
+// variable is reported at its own column ("FIELD: unknown variable ...").
+bool read_template(const toml::node& node, std::string_view field, const CaptureScope& scope,
+                   Diagnostics& diagnostics, Template& out);
+
+// The groups of an RE2 pattern that compiles, for the templates that use
+// its captures.
+CaptureScope capture_scope(const std::string& pattern);
+
 // The same IP and port (listen entries that would share one socket).
 bool same_socket(const SocketAddress& a, const SocketAddress& b);
 // Port 0: any free port, never the same socket as another entry.

@@ -36,12 +36,12 @@ bool is_acme_challenge(std::string_view normalized_path) {
     return normalized_path.starts_with("/.well-known/acme-challenge/");
 }
 
-bool HttpsRedirect::answer(Request& request, Exchange& client) {
-    if (request.secure || is_acme_challenge(request.normalized_path)) return false;
+StepResult HttpsRedirect::answer(Request& request, Exchange& client) {
+    if (request.secure || is_acme_challenge(request.normalized_path)) return StepResult::next;
     std::string target = https_location(request, https_port_);
     if (target.empty()) {
         client.respond_text(400, "A Host header is needed to redirect to https.\n");
-        return true;
+        return StepResult::answered;
     }
     // 301 may turn a POST into a GET; 308 keeps the method and body.
     int status = request.method_name == "GET" || request.is_head() ? 301 : 308;
@@ -51,7 +51,7 @@ bool HttpsRedirect::answer(Request& request, Exchange& client) {
     client.add_header("Content-Type", "text/plain; charset=utf-8");
     client.send_body(body);
     client.end_response();
-    return true;
+    return StepResult::answered;
 }
 
 }  // namespace portico::http

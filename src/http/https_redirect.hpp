@@ -26,7 +26,7 @@ bool is_acme_challenge(std::string_view normalized_path);
 class HttpsRedirect final : public RequestStep {
 public:
     explicit HttpsRedirect(uint16_t https_port) : https_port_(https_port) {}
-    bool answer(Request& request, Exchange& client) override;
+    StepResult answer(Request& request, Exchange& client) override;
 
 private:
     uint16_t https_port_;

@@ -2,8 +2,11 @@
 
 #include <llhttp.h>
 
+#include <sys/random.h>
+
 #include <array>
 #include <cstdint>
+#include <random>
 
 namespace portico::http {
 
@@ -81,12 +84,57 @@ bool is_valid_host(std::string_view host) {
 
 void Request::reset() {
     std::string keep_path = std::move(normalized_path);
+    std::string keep_query = std::move(rewritten_query);
     std::vector<HeaderField> keep_headers = std::move(headers);
     *this = Request{};
     keep_path.clear();
+    keep_query.clear();
     keep_headers.clear();
     normalized_path = std::move(keep_path);
+    rewritten_query = std::move(keep_query);
     headers = std::move(keep_headers);
+}
+
+namespace {
+
+// xoshiro256** seeded from the kernel once per worker thread: request ids
+// must not collide, not be secret, and cost a few instructions.
+struct IdGenerator {
+    uint64_t state[4];
+    IdGenerator() {
+        if (::getrandom(state, sizeof state, 0) != sizeof state) {
+            std::random_device device;
+            for (uint64_t& word : state) word = (uint64_t{device()} << 32) | device();
+        }
+    }
+    static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+    uint64_t next() {
+        uint64_t result = rotl(state[1] * 5, 7) * 9;
+        uint64_t t = state[1] << 17;
+        state[2] ^= state[0];
+        state[3] ^= state[1];
+        state[1] ^= state[2];
+        state[0] ^= state[3];
+        state[2] ^= t;
+        state[3] = rotl(state[3], 45);
+        return result;
+    }
+};
+
+}  // namespace
+
+std::string_view request_id(Request& request) {
+    if (request.request_id.empty()) {
+        static thread_local IdGenerator generator;
+        static constexpr char hex[] = "0123456789abcdef";
+        for (int half = 0; half < 2; ++half) {
+            uint64_t bits = generator.next();
+            for (int i = 0; i < 16; ++i, bits >>= 4)
+                request.request_id_text[half * 16 + i] = hex[bits & 15];
+        }
+        request.request_id = {request.request_id_text, sizeof request.request_id_text};
+    }
+    return request.request_id;
 }
 
 }  // namespace portico::http

@@ -41,6 +41,16 @@ struct Request {
     std::string normalized_path;
     bool path_had_encoded_slash = false;  // a %2F became a '/' in normalized_path
     bool secure = false;                  // it arrived over TLS
+    uint16_t server_port = 0;             // the port of the listener it came in on
+    // Set by the routing: the selected site's first name ($server_name).
+    std::string_view server_name;
+    // A rewrite or internal redirect changed normalized_path (and maybe the
+    // query): the proxy then sends those, not the target as received.
+    bool uri_changed = false;
+    std::string rewritten_query;  // what `query` views after a rewrite that set arguments
+    // $request_id, made on first use (request_id()); empty until then.
+    std::string_view request_id;
+    char request_id_text[32];
 
     bool has_body() const { return chunked || content_length > 0; }
     bool is_head() const;
@@ -49,6 +59,11 @@ struct Request {
     // Clears the views for the next request, keeping allocated capacity.
     void reset();
 };
+
+// The request's $request_id: 32 lowercase hex characters, random, made the
+// first time it is asked for (an X-Request-ID from a trusted proxy is set
+// in request_id before).
+std::string_view request_id(Request& request);
 
 // A Host header (or :authority, or an absolute-form target's authority) as
 // RFC 9110 7.2 and RFC 3986 3.2.2 allow it: a reg-name, an IPv4 address or

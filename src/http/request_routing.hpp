@@ -15,10 +15,15 @@
 
 namespace portico::http {
 
+// 500 for a request rerouted more than max_reroutes times (a rewrite or
+// error page loop), logged at most once a second.
+void answer_reroute_loop(ServerContext& server, const Request& request, Exchange& client);
+
 // Normalizes the request's path, runs the steps before the content and
-// finds its location (state.location). False when the request was answered
-// on `client` already: 400 for a path that can't be normalized, a step's
-// answer, 404 when no location matches. Inline: every request takes it.
+// finds its location (state.location), again after a step reroutes it.
+// False when the request was answered on `client` already: 400 for a path
+// that can't be normalized, a step's answer, 404 when no location matches,
+// 500 past max_reroutes. Inline: every request takes it.
 inline bool route_request(ServerContext& server, Request& request, Exchange& client,
                           RequestState& state) {
     router::NormalizedPath normalized = router::normalize_path(request.path, request.normalized_path);
@@ -28,15 +33,23 @@ inline bool route_request(ServerContext& server, Request& request, Exchange& cli
         return false;
     }
     for (RequestStep* step : server.server_steps)
-        if (step->answer(request, client)) return false;
-    state.location = server.router.match(request.normalized_path);
-    if (state.location < 0) [[unlikely]] {
-        client.respond_text(404, status_text(404));
-        return false;
+        if (step->answer(request, client) == StepResult::answered) return false;
+    for (int reroutes = 0;; ++reroutes) {
+        state.location = server.router.match(request.normalized_path);
+        if (state.location < 0) [[unlikely]] {
+            client.respond_text(404, status_text(404));
+            return false;
+        }
+        StepResult result = StepResult::next;
+        for (RequestStep* step : server.serving[static_cast<size_t>(state.location)].steps)
+            if ((result = step->answer(request, client)) != StepResult::next) break;
+        if (result == StepResult::next) return true;
+        if (result == StepResult::answered) return false;
+        if (reroutes == max_reroutes) [[unlikely]] {
+            answer_reroute_loop(server, request, client);
+            return false;
+        }
     }
-    for (RequestStep* step : server.serving[static_cast<size_t>(state.location)].steps)
-        if (step->answer(request, client)) return false;
-    return true;
 }
 
 // Runs the location's handlers, through its filter when it has one; 404

@@ -9,13 +9,21 @@
 
 namespace portico::http {
 
+enum class StepResult {
+    next,      // go on with the next step, then the content
+    answered,  // the step answered on `client` (a redirect, a refusal): nothing after it runs
+    reroute,   // request.normalized_path changed: choose the location again (rewrite ... last,
+               // an internal redirect), at most max_reroutes times
+};
+
+// More internal redirects than this for one request end it with 500 (nginx: 10).
+inline constexpr int max_reroutes = 10;
+
 class RequestStep {
 public:
     virtual ~RequestStep() = default;
-    // True when the step answered the request itself on `client` (a
-    // redirect, a refusal): nothing after it runs. `request` may be
-    // changed for the steps and handlers after it.
-    virtual bool answer(Request& request, Exchange& client) = 0;
+    // `request` may be changed for the steps and handlers after it.
+    virtual StepResult answer(Request& request, Exchange& client) = 0;
 };
 
 }  // namespace portico::http
