@@ -101,8 +101,10 @@ void read_fallback(const toml::node& node, const std::string& field, LoadContext
         auto [end, error] = std::from_chars(text.data() + 1, text.data() + text.size(), status);
         if (error != std::errc() || end != text.data() + text.size() || status < 100 ||
             status > 599) {
-            context.diagnostics.error(node.source(), field + ": expected \"=CODE\" with a status "
-                                                             "100..599, got " + describe(node));
+            context.diagnostics.error(node.source(), field +
+                                                         ": expected \"=CODE\" with a status "
+                                                         "100..599, got " +
+                                                         describe(node));
             return;
         }
         try_files.fallback = TryFilesConfig::Fallback::status;
@@ -127,8 +129,10 @@ void read_fallback(const toml::node& node, const std::string& field, LoadContext
     if (!read_template(node, field, CaptureScope{}, context.diagnostics, try_files.uri)) return;
     if (!is_path_template(try_files.uri))
         context.diagnostics.error(node.source(),
-                                  field + ": expected a URI starting with '/', \"=CODE\" or "
-                                          "\"@UPSTREAM\", got " + describe(node));
+                                  field +
+                                      ": expected a URI starting with '/', \"=CODE\" or "
+                                      "\"@UPSTREAM\", got " +
+                                      describe(node));
     try_files.fallback = TryFilesConfig::Fallback::uri;
 }
 
@@ -170,9 +174,10 @@ void read_try_files(TableReader& reader, LoadContext& context,
         if (!read_template(entry, field, CaptureScope{}, context.diagnostics, file)) continue;
         if (!is_path_template(file)) {
             context.diagnostics.error(entry.source(),
-                                      field + ": expected a file path starting with '/' or a "
-                                              "variable ($uri); only the last entry may be a "
-                                              "\"=CODE\" or \"@UPSTREAM\" fallback, got " +
+                                      field +
+                                          ": expected a file path starting with '/' or a "
+                                          "variable ($uri); only the last entry may be a "
+                                          "\"=CODE\" or \"@UPSTREAM\" fallback, got " +
                                           describe(entry));
         }
         try_files.files.push_back(std::move(file));

@@ -6,7 +6,15 @@ namespace portico::http {
 
 bool is_expires_status(int status) {
     switch (status) {
-    case 200: case 201: case 204: case 206: case 301: case 302: case 303: case 304: case 307:
+    case 200:
+    case 201:
+    case 204:
+    case 206:
+    case 301:
+    case 302:
+    case 303:
+    case 304:
+    case 307:
     case 308:
         return true;
     default:

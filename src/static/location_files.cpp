@@ -31,9 +31,9 @@ Root open_root(const std::string& path) {
 }  // namespace
 
 LocationFiles::LocationFiles(const config::LocationConfig& location)
-    : kind_(location.root                                  ? Kind::root
+    : kind_(location.root                                ? Kind::root
             : location.match == config::MatchKind::exact ? Kind::alias_file
-                                                          : Kind::alias_folder),
+                                                         : Kind::alias_folder),
       pattern_(location.pattern) {
     if (kind_ == Kind::root) {
         root_ = open_root(*location.root);

@@ -69,7 +69,8 @@ bool StaticHandler::serve(http::Exchange& exchange) {
         return true;
     }
     // try_files found no file and ends with @upstream: that one answers.
-    if (request.skip_static_files) [[unlikely]] return false;
+    if (request.skip_static_files) [[unlikely]]
+        return false;
     std::optional<std::string_view> mapped = files_.relative(path);
     if (!mapped) return not_found(exchange);
     std::string_view relative = *mapped;

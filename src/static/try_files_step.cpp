@@ -62,14 +62,14 @@ bool TryFilesStep::names_existing_file() {
 http::StepResult TryFilesStep::fall_back(http::Request& request, http::Exchange& client) {
     using Fallback = config::TryFilesConfig::Fallback;
     switch (config_.fallback) {
-        case Fallback::status:
-            client.respond_text(config_.status, http::status_text(config_.status));
-            return http::StepResult::answered;
-        case Fallback::upstream:
-            request.skip_static_files = true;
-            return http::StepResult::next;
-        case Fallback::uri:
-            break;
+    case Fallback::status:
+        client.respond_text(config_.status, http::status_text(config_.status));
+        return http::StepResult::answered;
+    case Fallback::upstream:
+        request.skip_static_files = true;
+        return http::StepResult::next;
+    case Fallback::uri:
+        break;
     }
     uri_.clear();
     http::expand(config_.uri, request, client.client_address(), {}, uri_);

@@ -42,7 +42,8 @@ Composition::Composition(http::ServerContext& server, uint16_t https_port)
         // try_files' "@UPSTREAM" is the upstream after the files, as a proxy
         // on the location would be (the config allows only one of them).
         std::optional<size_t> upstream = location.upstream;
-        if (location.try_files && location.try_files->upstream) upstream = location.try_files->upstream;
+        if (location.try_files && location.try_files->upstream)
+            upstream = location.try_files->upstream;
         if (upstream)
             add(std::make_unique<proxy::ProxyHandler>(*upstreams_[*upstream], server.buffers,
                                                       upstream_buffers_, server.poller));
