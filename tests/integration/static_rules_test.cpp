@@ -67,8 +67,8 @@ std::string protocol_name(Protocol protocol) {
 
 // [server] and h2c beside HTTP/1.1, then `locations`.
 std::string config_with(const std::string& locations, const std::string& more = "") {
-    return "[server]\nlisten = [\"{listen}\"]\nworkers = 1\n\n[http2]\ncleartext = true\n\n" + more +
-           "\n" + locations;
+    return "[server]\nlisten = [\"{listen}\"]\nworkers = 1\n\n[http2]\ncleartext = true\n\n" +
+           more + "\n" + locations;
 }
 
 time_t parse_http_date(const std::string& text) {
@@ -107,17 +107,24 @@ TEST_CASE("alias: the matched prefix is replaced by the folder, and no path leav
     // inside the folder.
     site.dir.write("data/x", "outside: a wrong mapping\n");
     site.dir.write("icons/fav.ico", "ICO");
+    site.dir.write("manual/intro.html", "<intro>\n");
     site.write("index.html", "<root>\n");
     // Relative to the config's folder, like every path: Portico writes its
     // config in a temp folder beside the site's.
     std::string relative = "../" + fs::path(site.dir.path()).filename().string();
-    Portico portico(config_with(
-        "[[location]]\nprefix = \"/_next/static/\"\nalias = \"" + relative +
-        "/.next/static/\"\nexpires = \"365d\"\n\n"
-        "[[location]]\nprefix = \"/data\"\nalias = \"" + site.dir.path() + "/data\"\n\n"
-        "[[location]]\nexact = \"/favicon.ico\"\nalias = \"" + site.dir.path() +
-        "/icons/fav.ico\"\n\n"
-        "[[location]]\nprefix = \"/\"\nroot = \"" + site.root() + "\"\n"));
+    Portico portico(config_with("[[location]]\nprefix = \"/_next/static/\"\nalias = \"" + relative +
+                                "/.next/static/\"\nexpires = \"365d\"\n\n"
+                                "[[location]]\nprefix = \"/data\"\nalias = \"" +
+                                site.dir.path() +
+                                "/data\"\n\n"
+                                "[[location]]\nexact = \"/favicon.ico\"\nalias = \"" +
+                                site.dir.path() +
+                                "/icons/fav.ico\"\n\n"
+                                "[[location]]\nprefix = \"/docs/\"\nalias = \"" +
+                                site.dir.path() +
+                                "/manual\"\ntry_files = [\"$uri\", \"$uri.html\", \"=404\"]\n\n"
+                                "[[location]]\nprefix = \"/\"\nroot = \"" +
+                                site.root() + "\"\n"));
     auto protocol = GENERATE(Protocol::http1, Protocol::http2);
     INFO(protocol_name(protocol));
     uint16_t port = portico.port();
@@ -165,6 +172,12 @@ TEST_CASE("alias: the matched prefix is replaced by the folder, and no path leav
     CHECK(icon.body == "ICO");
     CHECK(icon.header("content-type") == "image/x-icon");
 
+    // try_files entries map through the alias too.
+    Answer intro = ask(protocol, port, "/docs/intro");
+    CHECK(intro.status == 200);
+    CHECK(intro.body == "<intro>\n");
+    CHECK(ask(protocol, port, "/docs/missing").status == 404);
+
     // The server still serves, and root locations as before.
     Answer root = ask(protocol, port, "/index.html");
     CHECK(root.status == 200);
@@ -176,12 +189,14 @@ TEST_CASE("expires: Cache-Control max-age and Expires on successful static respo
     Site site;
     site.write("a.txt", "0123456789");
     site.write("b.txt", "bee\n");
-    Portico portico(config_with(
-        "[[location]]\nprefix = \"/\"\nroot = \"" + site.root() +
-        "\"\nexpires = \"1h\"\ncache_control = \"public\"\n\n"
-        "[[location]]\nexact = \"/b.txt\"\nroot = \"" + site.root() + "\"\nexpires = \"30m\"\n\n"
-        "[[location]]\nexact = \"/off.txt\"\nroot = \"" + site.root() +
-        "\"\nexpires = \"off\"\ncache_control = \"no-cache\"\n"));
+    Portico portico(config_with("[[location]]\nprefix = \"/\"\nroot = \"" + site.root() +
+                                "\"\nexpires = \"1h\"\ncache_control = \"public\"\n\n"
+                                "[[location]]\nexact = \"/b.txt\"\nroot = \"" +
+                                site.root() +
+                                "\"\nexpires = \"30m\"\n\n"
+                                "[[location]]\nexact = \"/off.txt\"\nroot = \"" +
+                                site.root() +
+                                "\"\nexpires = \"off\"\ncache_control = \"no-cache\"\n"));
     auto protocol = GENERATE(Protocol::http1, Protocol::http2);
     INFO(protocol_name(protocol));
     uint16_t port = portico.port();
@@ -233,13 +248,17 @@ TEST_CASE("try_files: the single-page app's fallback, pages without .html, direc
     site.write("assets/x.js", "x\n");
     site.write(".secret.html", "hidden\n");
     std::string root = "root = \"" + site.root() + "\"\n";
-    Portico portico(config_with(
-        "[[location]]\nprefix = \"/\"\n" + root +
-        "try_files = [\"$uri\", \"$uri.html\", \"$uri/\", \"/index.html\"]\n\n"
-        "[[location]]\nprefix = \"/assets/\"\n" + root + "try_files = [\"$uri\", \"=404\"]\n\n"
-        "[[location]]\nprefix = \"/gone/\"\n" + root + "try_files = [\"$uri\", \"=410\"]\n\n"
-        "[[location]]\nprefix = \"/who/\"\n" + root +
-        "try_files = [\"/$http_x_page\", \"=404\"]\n"));
+    Portico portico(
+        config_with("[[location]]\nprefix = \"/\"\n" + root +
+                    "try_files = [\"$uri\", \"$uri.html\", \"$uri/\", \"/index.html\"]\n\n"
+                    "[[location]]\nprefix = \"/assets/\"\n" +
+                    root +
+                    "try_files = [\"$uri\", \"=404\"]\n\n"
+                    "[[location]]\nprefix = \"/gone/\"\n" +
+                    root +
+                    "try_files = [\"$uri\", \"=410\"]\n\n"
+                    "[[location]]\nprefix = \"/who/\"\n" +
+                    root + "try_files = [\"/$http_x_page\", \"=404\"]\n"));
     auto protocol = GENERATE(Protocol::http1, Protocol::http2);
     INFO(protocol_name(protocol));
     uint16_t port = portico.port();
@@ -279,8 +298,8 @@ TEST_CASE("try_files: the single-page app's fallback, pages without .html, direc
     // An entry made of a request header is a file name, never a way out of
     // the folder.
     CHECK(ask(protocol, port, "/who/", {{"x-page", "about.html"}}).body == "<about>\n");
-    for (const char* climbing : {"../www/about.html", "docs/../about.html", "/about.html",
-                                 "./about.html"}) {
+    for (const char* climbing :
+         {"../www/about.html", "docs/../about.html", "/about.html", "./about.html"}) {
         INFO(climbing);
         CHECK(ask(protocol, port, "/who/", {{"x-page", climbing}}).status == 404);
     }
@@ -288,14 +307,16 @@ TEST_CASE("try_files: the single-page app's fallback, pages without .html, direc
     CHECK(ask(protocol, port, "/who/").body == "<app>\n");
 }
 
-TEST_CASE("try_files: a fallback that leads back to itself ends in 500 after 10 reroutes, "
-          "logged once",
-          "[static-rules]") {
+TEST_CASE(
+    "try_files: a fallback that leads back to itself ends in 500 after 10 reroutes, "
+    "logged once",
+    "[static-rules]") {
     Site site;
     site.write("index.html", "<app>\n");
     Portico portico(config_with("[[location]]\nprefix = \"/x\"\nroot = \"" + site.root() +
                                 "\"\ntry_files = [\"$uri\", \"/x\"]\n\n"
-                                "[[location]]\nprefix = \"/\"\nroot = \"" + site.root() + "\"\n"));
+                                "[[location]]\nprefix = \"/\"\nroot = \"" +
+                                site.root() + "\"\n"));
     auto protocol = GENERATE(Protocol::http1, Protocol::http2);
     INFO(protocol_name(protocol));
     std::string before = portico.log();
@@ -319,11 +340,11 @@ TEST_CASE("try_files: @UPSTREAM answers what no file does, with the original tar
     site.write("svc/real.txt", "real file\n");
     UpstreamServer upstream;
     std::string root = "root = \"" + site.root() + "\"\n";
-    Portico portico(config_with(
-        "[[location]]\nprefix = \"/api/\"\n" + root + "try_files = [\"$uri\", \"@app\"]\n\n"
-        "[[location]]\nprefix = \"/svc/\"\n" + root +
-        "try_files = [\"/maintenance.html\", \"@app\"]\n",
-        "[upstream.app]\nservers = [\"" + upstream.address() + "\"]\n"));
+    Portico portico(config_with("[[location]]\nprefix = \"/api/\"\n" + root +
+                                    "try_files = [\"$uri\", \"@app\"]\n\n"
+                                    "[[location]]\nprefix = \"/svc/\"\n" +
+                                    root + "try_files = [\"/maintenance.html\", \"@app\"]\n",
+                                "[upstream.app]\nservers = [\"" + upstream.address() + "\"]\n"));
     auto protocol = GENERATE(Protocol::http1, Protocol::http2);
     INFO(protocol_name(protocol));
     uint16_t port = portico.port();

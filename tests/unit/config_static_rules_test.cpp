@@ -138,31 +138,33 @@ TEST_CASE("alias, expires and try_files: each bad value is reported at its line 
     }
 }
 
-TEST_CASE("alias, expires and try_files load: paths relative to the config folder, durations "
-          "in seconds, each kind of fallback",
-          "[config][static-rules]") {
+TEST_CASE(
+    "alias, expires and try_files load: paths relative to the config folder, durations "
+    "in seconds, each kind of fallback",
+    "[config][static-rules]") {
     ConfigFolder folder;
-    std::string text = std::string(head) +
-                       "prefix = \"/_next/static/\"\n"
-                       "alias = \".next/static/\"\n"
-                       "expires = \"365d\"\n"
-                       "[[location]]\n"
-                       "exact = \"/favicon.ico\"\n"
-                       "alias = \"www/static/icon.ico\"\n"
-                       "expires = \"off\"\n"
-                       "[[location]]\n"
-                       "prefix = \"/\"\n"
-                       "root = \"www\"\n"
-                       "expires = \"90m\"\n"
-                       "try_files = [\"$uri\", \"$uri.html\", \"$uri/\", \"/index.html?from=$uri\"]\n"
-                       "[[location]]\n"
-                       "prefix = \"/files/\"\n"
-                       "root = \"www\"\n"
-                       "try_files = [\"$uri\", \"=410\"]\n"
-                       "[[location]]\n"
-                       "prefix = \"/api/\"\n"
-                       "root = \"www\"\n"
-                       "try_files = [\"$uri\", \"@app\"]\n";
+    std::string text =
+        std::string(head) +
+        "prefix = \"/_next/static/\"\n"
+        "alias = \".next/static/\"\n"
+        "expires = \"365d\"\n"
+        "[[location]]\n"
+        "exact = \"/favicon.ico\"\n"
+        "alias = \"www/static/icon.ico\"\n"
+        "expires = \"off\"\n"
+        "[[location]]\n"
+        "prefix = \"/\"\n"
+        "root = \"www\"\n"
+        "expires = \"90m\"\n"
+        "try_files = [\"$uri\", \"$uri.html\", \"$uri/\", \"/index.html?from=$uri\"]\n"
+        "[[location]]\n"
+        "prefix = \"/files/\"\n"
+        "root = \"www\"\n"
+        "try_files = [\"$uri\", \"=410\"]\n"
+        "[[location]]\n"
+        "prefix = \"/api/\"\n"
+        "root = \"www\"\n"
+        "try_files = [\"$uri\", \"@app\"]\n";
     LoadResult result = parse_config(text, folder.file());
     INFO("errors:" << all_messages(result));
     REQUIRE(result.config);
