@@ -76,8 +76,7 @@ bool range_contains(const AddressRange& range, const sockaddr& address) {
                               range.prefix_length);
     }
     if (address.sa_family != AF_INET6) return false;
-    const auto* bytes =
-        reinterpret_cast<const sockaddr_in6&>(address).sin6_addr.s6_addr;
+    const auto* bytes = reinterpret_cast<const sockaddr_in6&>(address).sin6_addr.s6_addr;
     if (range.family == AF_INET6) return prefix_matches(range.bytes, bytes, range.prefix_length);
     static constexpr uint8_t v4_mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
     return std::memcmp(bytes, v4_mapped, sizeof v4_mapped) == 0 &&

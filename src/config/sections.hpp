@@ -58,8 +58,7 @@ bool read_listen(TableReader& reader, std::string_view key, LoadContext& context
 
 // An array of "IP/BITS" or "IP" (config/address_range.hpp), each bad entry
 // reported at its own position; `out` is set only when all are good.
-bool read_address_ranges(TableReader& reader, std::string_view key,
-                         std::vector<AddressRange>& out);
+bool read_address_ranges(TableReader& reader, std::string_view key, std::vector<AddressRange>& out);
 
 void read_server(const toml::node* node, LoadContext& context, ServerConfig& server);
 void read_log(const toml::node& node, LoadContext& context, LogConfig& log);

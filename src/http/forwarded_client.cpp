@@ -34,7 +34,8 @@ bool parse_forwarded_address(std::string_view entry, PeerAddress& out) {
         if (!rest.empty() && !rest.starts_with(':')) return false;
         entry = entry.substr(1, close - 1);
     } else if (size_t colon = entry.find(':');
-               colon != std::string_view::npos && entry.find(':', colon + 1) == std::string_view::npos) {
+               colon != std::string_view::npos &&
+               entry.find(':', colon + 1) == std::string_view::npos) {
         entry = entry.substr(0, colon);  // IPv4 with a port (one colon; IPv6 has several)
     }
     char text[INET6_ADDRSTRLEN];
@@ -62,7 +63,8 @@ PeerAddress forwarded_client(const Request& request, std::span<const config::Add
         while (true) {
             if (!is_trusted(trusted, client)) return client;
             size_t comma = list.rfind(',');
-            std::string_view entry = comma == std::string_view::npos ? list : list.substr(comma + 1);
+            std::string_view entry =
+                comma == std::string_view::npos ? list : list.substr(comma + 1);
             if (!trim(entry).empty() && !parse_forwarded_address(entry, client)) return client;
             if (comma == std::string_view::npos) break;
             list = list.substr(0, comma);

@@ -126,7 +126,8 @@ bool Master::open_sockets(const config::Config& config) {
                 return false;
             }
             if (slot == 0)
-                log::info("listening on {} (port {}){}{}", address.text, port, tls ? " for TLS" : "",
+                log::info("listening on {} (port {}){}{}", address.text, port,
+                          tls ? " for TLS" : "",
                           address.proxy_protocol ? " behind the PROXY protocol" : "");
             ListenSocket socket{{}, slot, std::move(fd), tls, address.proxy_protocol};
             socklen_t length = sizeof socket.bound;

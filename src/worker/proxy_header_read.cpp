@@ -26,9 +26,13 @@ ProxyHeaderRead::ProxyHeaderRead(http::ServerContext& server,
                                  const http::PeerAddress& peer)
     : ClientSocket(server, std::move(transport), peer, this, on_io, on_timer) {}
 
-ProxyHeaderRead::~ProxyHeaderRead() { server_.buffers.release(header_); }
+ProxyHeaderRead::~ProxyHeaderRead() {
+    server_.buffers.release(header_);
+}
 
-void ProxyHeaderRead::on_io(void* self, int) { static_cast<ProxyHeaderRead*>(self)->read(); }
+void ProxyHeaderRead::on_io(void* self, int) {
+    static_cast<ProxyHeaderRead*>(self)->read();
+}
 
 void ProxyHeaderRead::on_timer(void* self) {
     static_cast<ProxyHeaderRead*>(self)->fail(metrics::ProxyProtocolError::timeout,
@@ -50,8 +54,10 @@ void ProxyHeaderRead::read() {
     }
     if (peeked <= 0) {
         // A balancer's TCP health check connects and closes: not an error.
-        if (filled_ == 0) close();
-        else fail(metrics::ProxyProtocolError::truncated, "the client closed inside the header");
+        if (filled_ == 0)
+            close();
+        else
+            fail(metrics::ProxyProtocolError::truncated, "the client closed inside the header");
         return;
     }
     http::ProxyHeader header =
