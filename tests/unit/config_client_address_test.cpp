@@ -111,16 +111,17 @@ TEST_CASE("bad trusted_proxies and listen entries are reported at their line and
           "[config][client-address]") {
     check_error("[server]\nlisten = [\"127.0.0.1:0\"]\ntrusted_proxies = [\"10.0.0.0/33\"]\n",
                 "3:20", "server.trusted_proxies: \"10.0.0.0/33\": prefix length '33'");
-    check_error("[server]\nlisten = [\"127.0.0.1:0\"]\ntrusted_proxies = [\"::1\", \"lb.internal\"]\n",
-                "3:27", "'lb.internal' is not an IP address");
+    check_error(
+        "[server]\nlisten = [\"127.0.0.1:0\"]\ntrusted_proxies = [\"::1\", \"lb.internal\"]\n",
+        "3:27", "'lb.internal' is not an IP address");
     check_error("[server]\nlisten = [\"127.0.0.1:0\"]\ntrusted_proxies = [\"10.0.0.1/8\"]\n",
                 "3:20", "bits are set past the /8 prefix");
-    check_error("[server]\nlisten = [\"127.0.0.1:0\"]\ntrusted_proxies = [\"10.0.0.0/\"]\n",
-                "3:20", "prefix length ''");
+    check_error("[server]\nlisten = [\"127.0.0.1:0\"]\ntrusted_proxies = [\"10.0.0.0/\"]\n", "3:20",
+                "prefix length ''");
     check_error("[server]\nlisten = [\"127.0.0.1:0\"]\ntrusted_proxies = [\"fd00::/129\"]\n",
                 "3:20", "not a number 0..128");
-    check_error("[server]\nlisten = [\"127.0.0.1:0\"]\ntrusted_proxies = \"10.0.0.0/8\"\n",
-                "3:19", "server.trusted_proxies: expected an array");
+    check_error("[server]\nlisten = [\"127.0.0.1:0\"]\ntrusted_proxies = \"10.0.0.0/8\"\n", "3:19",
+                "server.trusted_proxies: expected an array");
     check_error("[server]\nlisten = [\"127.0.0.1:0\"]\ntrusted_proxies = [8]\n", "3:20",
                 "expected \"IP/BITS\" or \"IP\"");
     check_error(

@@ -65,9 +65,9 @@ TEST_CASE("X-Forwarded-For entries parse as addresses, with or without a port",
     CHECK(text(parsed) == "2001:db8::2");
     CHECK(http::parse_forwarded_address("[2001:db8::3]", parsed));
     CHECK(text(parsed) == "2001:db8::3");
-    for (const char* bad : {"", "unknown", "example.com", "203.0.113", "203.0.113.7.1",
-                            "[2001:db8::1", "[2001:db8::1]x", "300.0.0.1", "_hidden",
-                            "203.0.113.7 203.0.113.8"}) {
+    for (const char* bad :
+         {"", "unknown", "example.com", "203.0.113", "203.0.113.7.1", "[2001:db8::1",
+          "[2001:db8::1]x", "300.0.0.1", "_hidden", "203.0.113.7 203.0.113.8"}) {
         INFO(bad);
         CHECK_FALSE(http::parse_forwarded_address(bad, parsed));
     }
@@ -83,8 +83,7 @@ TEST_CASE("the client is the rightmost X-Forwarded-For entry that is not trusted
     // A spoofed leftmost entry is not taken: the rightmost untrusted one is.
     CHECK(client_of("10.0.0.1", {"1.1.1.1, 198.51.100.1, 10.0.0.2"}) == "198.51.100.1");
     // Several lines are one list, in order.
-    CHECK(client_of("10.0.0.1", {"1.1.1.1, 198.51.100.1", "10.0.0.3,10.0.0.2"}) ==
-          "198.51.100.1");
+    CHECK(client_of("10.0.0.1", {"1.1.1.1, 198.51.100.1", "10.0.0.3,10.0.0.2"}) == "198.51.100.1");
     // All trusted: the leftmost.
     CHECK(client_of("127.0.0.1", {"10.0.0.5, 10.0.0.4"}) == "10.0.0.5");
     // An entry that is not an address stops the walk at the last trusted hop (nginx).
@@ -101,8 +100,7 @@ TEST_CASE("the client is the rightmost X-Forwarded-For entry that is not trusted
           "198.51.100.1");
 }
 
-TEST_CASE("the step sets the client and keeps a trusted proxy's X-Request-ID",
-          "[client-address]") {
+TEST_CASE("the step sets the client and keeps a trusted proxy's X-Request-ID", "[client-address]") {
     std::vector<config::AddressRange> trusted = ranges({"10.0.0.0/8"});
     http::ForwardedClient step(trusted);
     auto run = [&](const char* peer, std::vector<std::pair<std::string, std::string>> headers,

@@ -107,20 +107,20 @@ TEST_CASE("a v1 header in pieces is incomplete until its CRLF", "[proxy-protocol
 
 TEST_CASE("a bad v1 header is invalid", "[proxy-protocol]") {
     for (const char* bad : {
-             "GET / HTTP/1.1\r\n",                                 // no header at all
-             "PROXZ TCP4 1.2.3.4 5.6.7.8 1 2\r\n",                 // signature
-             "PROXY TCP5 1.2.3.4 5.6.7.8 1 2\r\n",                 // protocol
-             "PROXY TCP4 1.2.3.4 5.6.7.8 1\r\n",                   // a port missing
-             "PROXY TCP4 1.2.3.4 5.6.7.8 1 2 3\r\n",               // a field too many
-             "PROXY TCP4 1.2.3.4  5.6.7.8 1 2\r\n",                // two spaces
-             "PROXY TCP4 1.2.3.400 5.6.7.8 1 2\r\n",               // not an address
-             "PROXY TCP4 2001:db8::1 5.6.7.8 1 2\r\n",             // the other family
-             "PROXY TCP6 1.2.3.4 2001:db8::1 1 2\r\n",             // the other family
-             "PROXY TCP4 1.2.3.4 5.6.7.8 65536 2\r\n",             // port range
-             "PROXY TCP4 1.2.3.4 5.6.7.8 01 2\r\n",                // leading zero
-             "PROXY TCP4 1.2.3.4 5.6.7.8 -1 2\r\n",                // not a number
-             "PROXY TCP4 1.2.3.4 5.6.7.8 1 2\rX\n",                // a CR without its LF
-             "\x16\x03\x01\x02\x00",                              // a TLS ClientHello
+             "GET / HTTP/1.1\r\n",                      // no header at all
+             "PROXZ TCP4 1.2.3.4 5.6.7.8 1 2\r\n",      // signature
+             "PROXY TCP5 1.2.3.4 5.6.7.8 1 2\r\n",      // protocol
+             "PROXY TCP4 1.2.3.4 5.6.7.8 1\r\n",        // a port missing
+             "PROXY TCP4 1.2.3.4 5.6.7.8 1 2 3\r\n",    // a field too many
+             "PROXY TCP4 1.2.3.4  5.6.7.8 1 2\r\n",     // two spaces
+             "PROXY TCP4 1.2.3.400 5.6.7.8 1 2\r\n",    // not an address
+             "PROXY TCP4 2001:db8::1 5.6.7.8 1 2\r\n",  // the other family
+             "PROXY TCP6 1.2.3.4 2001:db8::1 1 2\r\n",  // the other family
+             "PROXY TCP4 1.2.3.4 5.6.7.8 65536 2\r\n",  // port range
+             "PROXY TCP4 1.2.3.4 5.6.7.8 01 2\r\n",     // leading zero
+             "PROXY TCP4 1.2.3.4 5.6.7.8 -1 2\r\n",     // not a number
+             "PROXY TCP4 1.2.3.4 5.6.7.8 1 2\rX\n",     // a CR without its LF
+             "\x16\x03\x01\x02\x00",                    // a TLS ClientHello
          }) {
         INFO(bad);
         ProxyHeader header = parse_proxy_header(bad, buffer);
@@ -185,7 +185,7 @@ TEST_CASE("a bad v2 header is invalid", "[proxy-protocol]") {
     protocol[13] = 0x13;
     for (const std::string& bad :
          {bad_signature, version_one, command, family, protocol,
-          v2(1, 0x11, std::string(11, '\0')),   // too short for two IPv4 addresses
+          v2(1, 0x11, std::string(11, '\0')),     // too short for two IPv4 addresses
           v2(1, 0x21, std::string(35, '\0'))}) {  // ... or two IPv6 ones
         ProxyHeader header = parse_proxy_header(bad, buffer);
         CHECK(header.status == Status::invalid);
