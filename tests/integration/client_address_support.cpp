@@ -12,14 +12,16 @@ namespace portico::test {
 
 namespace {
 
-bool is_ipv6(const std::string& address) { return address.find(':') != std::string::npos; }
+bool is_ipv6(const std::string& address) {
+    return address.find(':') != std::string::npos;
+}
 
 }  // namespace
 
 std::string proxy_v1(const std::string& source, uint16_t port) {
     bool v6 = is_ipv6(source);
-    return std::string("PROXY ") + (v6 ? "TCP6 " : "TCP4 ") + source + (v6 ? " ::1 " : " 127.0.0.1 ") +
-           std::to_string(port) + " 80\r\n";
+    return std::string("PROXY ") + (v6 ? "TCP6 " : "TCP4 ") + source +
+           (v6 ? " ::1 " : " 127.0.0.1 ") + std::to_string(port) + " 80\r\n";
 }
 
 std::string proxy_v2(const std::string& source, uint16_t port) {

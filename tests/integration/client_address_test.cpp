@@ -73,8 +73,8 @@ TEST_CASE("a trusted peer's X-Forwarded-For names the client, over HTTP/1.1 and 
     CHECK(request.header("x-forwarded-for") == "2001:db8::5, 10.0.0.9, 2001:db8::5");
 
     auto clients = access_log_clients(access_log, 5);
-    CHECK(clients ==
-          std::vector<std::string>{"198.51.100.7", "127.0.0.1", "10.9.9.9", "127.0.0.1", "2001:db8::5"});
+    CHECK(clients == std::vector<std::string>{"198.51.100.7", "127.0.0.1", "10.9.9.9", "127.0.0.1",
+                                              "2001:db8::5"});
 }
 
 TEST_CASE("an untrusted peer is the client whatever its X-Forwarded-For says", "[client-address]") {
@@ -84,7 +84,8 @@ TEST_CASE("an untrusted peer is the client whatever its X-Forwarded-For says", "
     // Loopback is not in the list.
     Portico portico(config({upstream.address()}, "[\"10.0.0.0/8\", \"::1\"]", access_log));
 
-    auto response = proxy_fetch(portico.port(), get_request("/", "X-Forwarded-For: 198.51.100.7\r\n"));
+    auto response =
+        proxy_fetch(portico.port(), get_request("/", "X-Forwarded-For: 198.51.100.7\r\n"));
     REQUIRE(response);
     CHECK(response->status == 200);
     CHECK(upstream.last_request().header("x-real-ip") == "127.0.0.1");
@@ -106,8 +107,8 @@ TEST_CASE("ip_hash balances on the client a trusted proxy names", "[client-addre
         addresses.push_back(servers.back()->address());
     }
     TempDir logs;
-    Portico portico(config(addresses, "[\"127.0.0.1\"]", logs.path() + "/access.log",
-                           "balance = \"ip_hash\""));
+    Portico portico(
+        config(addresses, "[\"127.0.0.1\"]", logs.path() + "/access.log", "balance = \"ip_hash\""));
     auto server_of = [&](const std::string& client) {
         std::vector<size_t> before;
         for (const auto& server : servers) before.push_back(server->request_count());

@@ -6,6 +6,7 @@
 // next client is served.
 #include <sys/socket.h>
 
+#include <csignal>
 #include <thread>
 
 #include <catch2/catch.hpp>
@@ -38,8 +39,8 @@ double errors(uint16_t metrics_port, const std::string& reason) {
 }
 
 // `header` then a GET on a new connection: the client the upstream was told of.
-std::string forwarded_client(uint16_t port, const UpstreamServer& upstream, const std::string& header,
-                             const std::string& target) {
+std::string forwarded_client(uint16_t port, const UpstreamServer& upstream,
+                             const std::string& header, const std::string& target) {
     Client client(port);
     client.send(header + get_request(target));
     ResponseReader reader(client.fd());
@@ -110,7 +111,8 @@ TEST_CASE("the PROXY header names the client: v1, v2 over IPv4 and IPv6, LOCAL",
           std::vector<std::string>{"203.0.113.7", "2001:db8::7", "198.51.100.4", "2001:db8::42",
                                    "127.0.0.1", "127.0.0.1", "203.0.113.8", "203.0.113.8",
                                    "203.0.113.8", "2001:db8::99"});
-    for (const char* reason : {"invalid", "timeout", "truncated"}) CHECK(errors(metrics_port, reason) == 0);
+    for (const char* reason : {"invalid", "timeout", "truncated"})
+        CHECK(errors(metrics_port, reason) == 0);
 }
 
 TEST_CASE("the PROXY address is a peer like any other for trusted_proxies", "[proxy-protocol]") {
@@ -149,7 +151,8 @@ TEST_CASE("a connection without a valid PROXY header is closed, counted and neve
         {"a request without the header", get_request("/no-header")},
         {"a bad v2 signature", bad_v2 + get_request("/bad-signature")},
         {"a v2 version that does not exist", v2_version + get_request("/bad-version")},
-        {"a v1 line that lies", "PROXY TCP4 203.0.113.300 127.0.0.1 1 80\r\n" + get_request("/lie")},
+        {"a v1 line that lies",
+         "PROXY TCP4 203.0.113.300 127.0.0.1 1 80\r\n" + get_request("/lie")},
         {"a v1 line that never ends", "PROXY TCP4 " + std::string(200, '1')},
         {"a TLS ClientHello", client_hello(0x0303, {0xc02f}, "a.test")},
     };
@@ -224,7 +227,8 @@ TEST_CASE("TLS starts after the PROXY header", "[proxy-protocol][tls]") {
         REQUIRE(response);
         CHECK(response->status == 200);
     }
-    CHECK(access_log_clients(access_log, 2) == std::vector<std::string>{"203.0.113.7", "2001:db8::7"});
+    CHECK(access_log_clients(access_log, 2) ==
+          std::vector<std::string>{"203.0.113.7", "2001:db8::7"});
     CHECK(upstream.last_request().header("x-real-ip") == "2001:db8::7");
     CHECK(upstream.last_request().header("x-forwarded-proto") == "https");
 
@@ -239,4 +243,40 @@ TEST_CASE("TLS starts after the PROXY header", "[proxy-protocol][tls]") {
     REQUIRE(plain);
     CHECK(plain->status == 200);
     CHECK(upstream.last_request().header("x-real-ip") == "127.0.0.1");
+}
+
+TEST_CASE("a reload turns the PROXY protocol on for a listener it keeps",
+          "[proxy-protocol][reload]") {
+    UpstreamServer upstream;
+    TempDir logs;
+    uint16_t metrics_port = unused_port();
+    std::string with_header = config(upstream, logs.path() + "/access.log", metrics_port);
+    std::string without = with_header;
+    without.replace(without.find("{ address = \"{listen}\", proxy_protocol = true }"),
+                    std::string("{ address = \"{listen}\", proxy_protocol = true }").size(),
+                    "\"{listen}\"");
+    Portico portico(without);
+    auto plain = proxy_fetch(portico.port(), get_request("/before"));
+    REQUIRE(plain);
+    CHECK(plain->status == 200);
+
+    portico.rewrite_config(with_header);
+    portico.signal(SIGHUP);
+    REQUIRE(portico.wait_for_log("reloaded"));
+    // The same socket (its accept queue kept), read by the new workers with
+    // the header first.
+    REQUIRE(UpstreamServer::wait_until(
+        [&] {
+            Client client(portico.port());
+            client.send(proxy_v1("203.0.113.7") + get_request("/after"));
+            ResponseReader reader(client.fd());
+            auto response = reader.read(2s);
+            return response && response->status == 200 &&
+                   upstream.last_request().header("x-real-ip") == "203.0.113.7";
+        },
+        5s));
+    Client client(portico.port());
+    client.send(get_request("/no-header"));
+    CHECK(client.closed_by_server(2s));
+    CHECK(upstream.last_request().target == "/after");
 }
