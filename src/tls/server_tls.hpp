@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "config/config.hpp"
+#include "config/site_names.hpp"
 
 namespace portico::tls {
 
@@ -40,8 +41,10 @@ public:
     // has no memory for one.
     SSL* new_session(int fd) const;
 
-    // The context whose certificate names `host` (exact, then wildcard
-    // "*.example.com" for one label); the first certificate's when none does.
+    // The certificate of the site `host` names (by the sites' names, as a
+    // Host is matched, on any listener), when it has one; else the context
+    // whose certificate names `host` (exact, then wildcard "*.example.com"
+    // for one label); the first certificate's when none does.
     SSL_CTX* context_for(std::string_view host) const;
 
 private:
@@ -52,8 +55,14 @@ private:
 
     ServerTls() = default;
     static int on_server_name(SSL* ssl, int* alert, void* self);
+    // Loads `files` into a new context of certificates_; false (with the
+    // error in `loaded`) when they do not load.
+    bool add_certificate(const config::CertificateFiles& files, const config::Config& config,
+                         TicketKeys* keys, Loaded& loaded, bool& ciphers_refused);
 
-    std::vector<Certificate> certificates_;
+    std::vector<Certificate> certificates_;  // [tls]'s, then the sites'
+    config::SiteNames site_names_;           // every site's
+    std::vector<SSL_CTX*> site_contexts_;    // per site: its certificate's, or nullptr
 };
 
 // Whether the kernel can take over TLS record encryption (kTLS: the "tls"

@@ -63,6 +63,7 @@ public:
     bool secure() const override { return true; }
     const char* tls_protocol() const override { return stream_.protocol(); }
     const char* tls_cipher() const override { return stream_.cipher(); }
+    std::string_view server_name() const override { return stream_.server_name(); }
     const char* failure() const override { return stream_.failure(); }
 
 private:

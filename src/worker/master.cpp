@@ -105,13 +105,15 @@ bool Master::open_sockets(const config::Config& config) {
     for (const config::SocketAddress& address : config.server.listen) entries.emplace_back(&address, false);
     if (config.tls)
         for (const config::SocketAddress& address : config.tls->listen) entries.emplace_back(&address, true);
-    for (const auto& [entry, tls] : entries) {
+    for (unsigned listener = 0; listener < entries.size(); ++listener) {
+        const auto& [entry, tls] = entries[listener];
         const config::SocketAddress& address = *entry;
         auto same = [&, tls = tls](const ListenSocket& s) { return s.tls == tls && serves(s.bound, address); };
         uint16_t port = 0;
         for (unsigned slot = 0; slot < config.server.workers; ++slot) {
             if (take([&](const ListenSocket& s) { return s.slot == slot && same(s); })) {
                 port = port_of(opened.back().bound);
+                opened.back().listener = listener;
                 continue;
             }
             std::string error;
@@ -126,13 +128,15 @@ bool Master::open_sockets(const config::Config& config) {
             }
             if (slot == 0)
                 log::info("listening on {} (port {}){}", address.text, port, tls ? " for TLS" : "");
-            ListenSocket socket{{}, slot, std::move(fd), tls};
+            ListenSocket socket{{}, slot, std::move(fd), tls, listener};
             socklen_t length = sizeof socket.bound;
             ::getsockname(socket.fd.get(), reinterpret_cast<sockaddr*>(&socket.bound), &length);
             opened.push_back(std::move(socket));
         }
-        while (take(same))
+        while (take(same)) {
             opened.back().slot %= config.server.workers;
+            opened.back().listener = listener;
+        }
     }
     // Sockets of addresses no longer listed close here; the old workers'
     // copies keep them alive until those workers have drained.
@@ -160,7 +164,8 @@ bool Master::spawn(unsigned slot) {
         ::close(ready_read_.release());
         std::vector<ListenFd> mine;
         for (ListenSocket& socket : sockets_) {
-            if (socket.slot == slot) mine.push_back({socket.fd.release(), socket.tls});
+            if (socket.slot == slot)
+                mine.push_back({socket.fd.release(), socket.tls, socket.listener});
             else ::close(socket.fd.release());
         }
         // None of the metrics sockets: a client the master closes must see the close.

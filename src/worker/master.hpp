@@ -48,6 +48,7 @@ private:
         unsigned slot;
         core::UniqueFd fd;
         bool tls = false;  // a [tls] listen entry
+        unsigned listener = 0;  // which entry (config::listeners_of's index)
     };
 
     bool open_sockets(const config::Config& config);

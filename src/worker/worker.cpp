@@ -38,6 +38,8 @@ private:
         Worker* worker;
         int fd;
         bool tls;
+        uint16_t index;  // config::listeners_of's
+        uint16_t port;   // as bound
         core::IoWatcher watcher;
     };
 
@@ -66,15 +68,21 @@ private:
     bool stopped_ = false;
 };
 
+// The port a listening socket is bound to; 0 when it cannot be told.
+uint16_t bound_port(int fd) {
+    sockaddr_storage bound{};
+    socklen_t length = sizeof bound;
+    if (::getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &length) != 0) return 0;
+    return ntohs(bound.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6&>(bound).sin6_port
+                                             : reinterpret_cast<sockaddr_in&>(bound).sin_port);
+}
+
 // The port redirect_http sends clients to: the first TLS listener's, as bound.
 uint16_t https_port(const std::vector<ListenFd>& listen_fds) {
     for (const ListenFd& socket : listen_fds) {
         if (!socket.tls) continue;
-        sockaddr_storage bound{};
-        socklen_t length = sizeof bound;
-        if (::getsockname(socket.fd, reinterpret_cast<sockaddr*>(&bound), &length) != 0) return 443;
-        return ntohs(bound.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6&>(bound).sin6_port
-                                                 : reinterpret_cast<sockaddr_in&>(bound).sin_port);
+        uint16_t port = bound_port(socket.fd);
+        return port != 0 ? port : 443;
     }
     return 443;
 }
@@ -97,6 +105,8 @@ Worker::Worker(const config::Config& config, const tls::ServerTls* tls, unsigned
         listener->worker = this;
         listener->fd = socket.fd;
         listener->tls = socket.tls;
+        listener->index = static_cast<uint16_t>(socket.listener);
+        listener->port = bound_port(socket.fd);
         listener->watcher.init(server_->poller, socket.fd, listener.get(), on_acceptable);
         listeners_.push_back(std::move(listener));
     }
@@ -202,6 +212,8 @@ void Worker::accept_from(Listener& listener) {
             server_->counters.connection_closed();
             continue;
         }
+        transport->listener = listener.index;
+        transport->local_port = listener.port;
         ProtocolChoice::start(*server_, std::move(transport), accepted[i].peer);
     }
 }

@@ -17,6 +17,7 @@ namespace portico::worker {
 struct ListenFd {
     int fd;
     bool tls;  // its connections start with a TLS handshake
+    unsigned listener;  // its config entry (config::listeners_of's index)
 };
 
 // Runs until drained (SIGQUIT or SIGTERM from the master: stop accepting,
