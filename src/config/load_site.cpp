@@ -92,7 +92,9 @@ void read_site(const toml::table& table, LoadContext& context, Config& config,
     places.push_back(place);
 }
 
-bool same_name(const SiteName& a, const SiteName& b) { return a.kind == b.kind && a.text == b.text; }
+bool same_name(const SiteName& a, const SiteName& b) {
+    return a.kind == b.kind && a.text == b.text;
+}
 
 // A listener both answer on, or nullptr.
 const SocketAddress* shared_listener(const Config& config, const SiteConfig& a,
@@ -169,9 +171,9 @@ void read_sites(const toml::node* node, LoadContext& context, Config& config) {
     if (!node) return;
     const toml::array* array = node->as_array();
     if (!array) {
-        context.diagnostics.error(node->source(),
-                                  "site: expected [[site]] tables (double brackets), got " +
-                                      describe(*node));
+        context.diagnostics.error(
+            node->source(),
+            "site: expected [[site]] tables (double brackets), got " + describe(*node));
         return;
     }
     std::vector<SitePlaces> places;

@@ -36,7 +36,9 @@ std::string with_re2_group_names(std::string_view pattern) {
     return out;
 }
 
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
+bool is_space(char c) {
+    return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
 
 }  // namespace
 
@@ -46,7 +48,8 @@ ParsedSiteName parse_site_name(std::string_view text) {
         parsed.name.kind = SiteName::Kind::regex;
         parsed.name.text = with_re2_group_names(text.substr(1));
         auto compiled = compile(parsed.name.text);
-        if (parsed.name.text.empty()) parsed.error = "an empty regex";
+        if (parsed.name.text.empty())
+            parsed.error = "an empty regex";
         else if (!compiled->ok())
             parsed.error = "not a valid RE2 regular expression: " + compiled->error();
         return parsed;
@@ -64,7 +67,8 @@ ParsedSiteName parse_site_name(std::string_view text) {
     } else if (name.find('/') != std::string::npos ||
                std::any_of(name.begin(), name.end(), is_space)) {
         parsed.error = "a host name, without '/' or spaces";
-    } else if (name.starts_with("*.") && name.size() > 2 && name.find('*', 1) == std::string::npos) {
+    } else if (name.starts_with("*.") && name.size() > 2 &&
+               name.find('*', 1) == std::string::npos) {
         parsed.name.kind = SiteName::Kind::wildcard;
         parsed.name.text = name.substr(1);
     } else if (name.find('*') != std::string::npos || name.starts_with('.')) {
@@ -86,8 +90,9 @@ std::vector<const SocketAddress*> listeners_of(const Config& config) {
 bool site_answers_on(const SiteConfig& site, const SocketAddress& listener) {
     // An entry on port 0 (tests) names every port-0 listener of its address.
     return site.listen.empty() ||
-           std::any_of(site.listen.begin(), site.listen.end(),
-                       [&](const SocketAddress& address) { return same_socket(address, listener); });
+           std::any_of(site.listen.begin(), site.listen.end(), [&](const SocketAddress& address) {
+               return same_socket(address, listener);
+           });
 }
 
 SiteNames::SiteNames() = default;
@@ -98,8 +103,12 @@ SiteNames& SiteNames::operator=(SiteNames&&) noexcept = default;
 void SiteNames::add(const SiteConfig& site, int index) {
     for (const SiteName& name : site.names) {
         switch (name.kind) {
-        case SiteName::Kind::exact: exact_.emplace(name.text, index); break;
-        case SiteName::Kind::wildcard: wildcards_.emplace_back(name.text, index); break;
+        case SiteName::Kind::exact:
+            exact_.emplace(name.text, index);
+            break;
+        case SiteName::Kind::wildcard:
+            wildcards_.emplace_back(name.text, index);
+            break;
         case SiteName::Kind::regex:
             if (auto re = compile(name.text); re->ok()) regexes_.emplace_back(std::move(re), index);
             break;

@@ -37,7 +37,9 @@ public:
 private:
     struct Hash {
         using is_transparent = void;
-        size_t operator()(std::string_view text) const { return std::hash<std::string_view>{}(text); }
+        size_t operator()(std::string_view text) const {
+            return std::hash<std::string_view>{}(text);
+        }
     };
     std::unordered_map<std::string, int, Hash, std::equal_to<>> exact_;
     std::vector<std::pair<std::string, int>> wildcards_;  // ".example.com", longest first

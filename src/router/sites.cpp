@@ -7,9 +7,12 @@ namespace {
 // As the operator wrote it: "*.example.com", "~^(?P<sub>.+)\.example\.com$".
 std::string written(const config::SiteName& name) {
     switch (name.kind) {
-    case config::SiteName::Kind::wildcard: return "*" + name.text;
-    case config::SiteName::Kind::regex: return "~" + name.text;
-    case config::SiteName::Kind::exact: break;
+    case config::SiteName::Kind::wildcard:
+        return "*" + name.text;
+    case config::SiteName::Kind::regex:
+        return "~" + name.text;
+    case config::SiteName::Kind::exact:
+        break;
     }
     return name.text;
 }

@@ -35,60 +35,49 @@ struct BrokenSite {
 
 const BrokenSite broken_sites[] = {
     {"two defaults on one listener, naming both lines",
-     SERVER
-     "[[site]]\nnames = [\"a.test\"]\ndefault = true\n"
-     "[[site]]\nnames = [\"b.test\"]\ndefault = true\n",
-     "8:11", "site.default: a second default site on 127.0.0.1:8080 (the first is the [[site]] on line 3)"},
+     SERVER "[[site]]\nnames = [\"a.test\"]\ndefault = true\n"
+            "[[site]]\nnames = [\"b.test\"]\ndefault = true\n",
+     "8:11",
+     "site.default: a second default site on 127.0.0.1:8080 (the first is the [[site]] on line 3)"},
     {"two defaults on different listeners are fine, a third is not",
-     SERVER
-     "[[site]]\nlisten = [\"127.0.0.1:8080\"]\ndefault = true\n"
-     "[[site]]\nlisten = [\"127.0.0.1:8081\"]\ndefault = true\n"
-     "[[site]]\ndefault = true\n",
+     SERVER "[[site]]\nlisten = [\"127.0.0.1:8080\"]\ndefault = true\n"
+            "[[site]]\nlisten = [\"127.0.0.1:8081\"]\ndefault = true\n"
+            "[[site]]\ndefault = true\n",
      "10:11", "a second default site on 127.0.0.1:8080 (the first is the [[site]] on line 3)"},
     {"the same name twice on one listener",
-     SERVER
-     "[[site]]\nnames = [\"a.test\"]\n"
-     "[[site]]\nnames = [\"x.test\", \"A.test.\"]\n",
-     "6:20", "site.names: \"A.test.\" is already a name of the [[site]] on line 3, on 127.0.0.1:8080"},
-    {"the same name twice in one site",
-     SERVER
-     "[[site]]\nnames = [\"*.a.test\", \"*.a.test\"]\n",
+     SERVER "[[site]]\nnames = [\"a.test\"]\n"
+            "[[site]]\nnames = [\"x.test\", \"A.test.\"]\n",
+     "6:20",
+     "site.names: \"A.test.\" is already a name of the [[site]] on line 3, on 127.0.0.1:8080"},
+    {"the same name twice in one site", SERVER "[[site]]\nnames = [\"*.a.test\", \"*.a.test\"]\n",
      "4:22", "already a name of the [[site]] on line 3"},
     {"top-level locations and a default site, naming both lines",
-     SERVER
-     "[[location]]\nprefix = \"/\"\nrespond = { status = 200 }\n"
-     "[[site]]\nnames = [\"a.test\"]\ndefault = true\n",
+     SERVER "[[location]]\nprefix = \"/\"\nrespond = { status = 200 }\n"
+            "[[site]]\nnames = [\"a.test\"]\ndefault = true\n",
      "8:11", "site.default: the top-level [[location]]s (line 3) make the site for every host"},
-    {"a regex RE2 refuses",
-     SERVER "[[site]]\nnames = [\"~^(.+\\\\.test$\"]\n",
-     "4:10", "not a valid RE2 regular expression: missing ): ^(.+\\.test$"},
-    {"an empty name",
-     SERVER "[[site]]\nnames = [\"a.test\", \"\"]\n",
-     "4:20", "site.names: \"\": expected an empty name"},
-    {"a name with a port",
-     SERVER "[[site]]\nnames = [\"a.test:8080\"]\n",
-     "4:10", "expected a host name without a port"},
-    {"a wildcard in the middle",
-     SERVER "[[site]]\nnames = [\"www.*.test\"]\n",
-     "4:10", "a leading wildcard \"*.example.com\""},
+    {"a regex RE2 refuses", SERVER "[[site]]\nnames = [\"~^(.+\\\\.test$\"]\n", "4:10",
+     "not a valid RE2 regular expression: missing ): ^(.+\\.test$"},
+    {"an empty name", SERVER "[[site]]\nnames = [\"a.test\", \"\"]\n", "4:20",
+     "site.names: \"\": expected an empty name"},
+    {"a name with a port", SERVER "[[site]]\nnames = [\"a.test:8080\"]\n", "4:10",
+     "expected a host name without a port"},
+    {"a wildcard in the middle", SERVER "[[site]]\nnames = [\"www.*.test\"]\n", "4:10",
+     "a leading wildcard \"*.example.com\""},
     {"listen that is not a listener",
-     SERVER "[[site]]\nlisten = [\"127.0.0.1:8080\", \"127.0.0.1:9090\"]\n",
-     "4:29", "site.listen: '127.0.0.1:9090' is not one of [server] or [tls] listen"},
+     SERVER "[[site]]\nlisten = [\"127.0.0.1:8080\", \"127.0.0.1:9090\"]\n", "4:29",
+     "site.listen: '127.0.0.1:9090' is not one of [server] or [tls] listen"},
     {"a certificate without [tls]",
-     SERVER "[[site]]\ncertificate = { cert = \"a.pem\", key = \"a.key\" }\n",
-     "4:15", "site.certificate: needs a [tls] section"},
-    {"a certificate without its key",
-     SERVER "[[site]]\ncertificate = { cert = \"a.pem\" }\n",
+     SERVER "[[site]]\ncertificate = { cert = \"a.pem\", key = \"a.key\" }\n", "4:15",
+     "site.certificate: needs a [tls] section"},
+    {"a certificate without its key", SERVER "[[site]]\ncertificate = { cert = \"a.pem\" }\n",
      "4:15", "site.certificate.key is required"},
-    {"an unknown key in a site",
-     SERVER "[[site]]\nname = [\"a.test\"]\n",
-     "4:1", "unknown key 'name' in site '_'; did you mean 'names'?"},
+    {"an unknown key in a site", SERVER "[[site]]\nname = [\"a.test\"]\n", "4:1",
+     "unknown key 'name' in site '_'; did you mean 'names'?"},
     {"a site location is checked as any location",
-     SERVER "[[site]]\nnames = [\"a.test\"]\n[[site.location]]\nprefix = \"/\"\n",
-     "5:1", "location '/': needs something to do"},
-    {"[site] instead of [[site]]",
-     SERVER "[site]\nnames = [\"a.test\"]\n",
-     "3:1", "site: expected [[site]] tables"},
+     SERVER "[[site]]\nnames = [\"a.test\"]\n[[site.location]]\nprefix = \"/\"\n", "5:1",
+     "location '/': needs something to do"},
+    {"[site] instead of [[site]]", SERVER "[site]\nnames = [\"a.test\"]\n", "3:1",
+     "site: expected [[site]] tables"},
 };
 
 std::string all_messages(const LoadResult& result) {
@@ -116,15 +105,16 @@ TEST_CASE("each broken site is reported at its line and column", "[config][sites
 }
 
 TEST_CASE("sites read into names, listeners, default and their own locations", "[config][sites]") {
-    Config config = load(SERVER
-                         "[[location]]\nprefix = \"/\"\nrespond = { status = 200 }\n"
-                         "[[site]]\n"
-                         "names = [\"Example.COM.\", \"*.example.com\", \"~^(?<sub>.+)\\\\.ex\\\\.test$\"]\n"
-                         "listen = [\"127.0.0.1:8081\"]\n"
-                         "[[site.location]]\nprefix = \"/\"\nrespond = { status = 200 }\n"
-                         "[[site.location]]\nregex = \"\\\\.php$\"\nrespond = { status = 200 }\n"
-                         "[[site]]\n"
-                         "[[site.location]]\nprefix = \"/\"\nname = \"other\"\nrespond = { status = 200 }\n");
+    Config config =
+        load(SERVER
+             "[[location]]\nprefix = \"/\"\nrespond = { status = 200 }\n"
+             "[[site]]\n"
+             "names = [\"Example.COM.\", \"*.example.com\", \"~^(?<sub>.+)\\\\.ex\\\\.test$\"]\n"
+             "listen = [\"127.0.0.1:8081\"]\n"
+             "[[site.location]]\nprefix = \"/\"\nrespond = { status = 200 }\n"
+             "[[site.location]]\nregex = \"\\\\.php$\"\nrespond = { status = 200 }\n"
+             "[[site]]\n"
+             "[[site.location]]\nprefix = \"/\"\nname = \"other\"\nrespond = { status = 200 }\n");
     REQUIRE(config.sites.size() == 3);
     CHECK(config.sites[0].names.empty());
     CHECK(config.sites[0].locations == std::vector<size_t>{0});
@@ -165,7 +155,8 @@ TEST_CASE("site names match exact, then the longest wildcard, then regexes in fi
                          "[[site]]\nnames = [\"*.a.example.com\", \"exact.a.example.com\"]\n"
                          "[[site]]\nnames = [\"~example\", \"www.example.com\"]\n");
     SiteNames names;
-    for (size_t i = 0; i < config.sites.size(); ++i) names.add(config.sites[i], static_cast<int>(i));
+    for (size_t i = 0; i < config.sites.size(); ++i)
+        names.add(config.sites[i], static_cast<int>(i));
     CHECK(names.match("www.example.com") == 3);  // exact beats the regex of an earlier site
     CHECK(names.match("exact.a.example.com") == 2);
     CHECK(names.match("x.a.example.com") == 2);  // the longer wildcard
@@ -176,10 +167,11 @@ TEST_CASE("site names match exact, then the longest wildcard, then regexes in fi
 }
 
 TEST_CASE("each listener has its sites and its default", "[sites]") {
-    Config config = load(SERVER
-                         "[[site]]\nnames = [\"a.test\"]\nlisten = [\"127.0.0.1:8081\"]\n"
-                         "[[site]]\nnames = [\"b.test\"]\n"
-                         "[[site]]\nnames = [\"c.test\"]\ndefault = true\nlisten = [\"127.0.0.1:8081\"]\n");
+    Config config =
+        load(SERVER
+             "[[site]]\nnames = [\"a.test\"]\nlisten = [\"127.0.0.1:8081\"]\n"
+             "[[site]]\nnames = [\"b.test\"]\n"
+             "[[site]]\nnames = [\"c.test\"]\ndefault = true\nlisten = [\"127.0.0.1:8081\"]\n");
     portico::router::Sites sites(config);
     CHECK_FALSE(sites.single());
     CHECK(sites.select(0, "a.test") == 1);  // a.test does not answer on 8080
