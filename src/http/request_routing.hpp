@@ -27,7 +27,7 @@ inline void take_connection(Request& request, const transport::Transport& connec
     request.secure = connection.secure();
     request.listener = connection.listener;
     request.server_port = connection.local_port;
-    request.tls_server_name = connection.server_name();
+    if (request.secure) request.tls_server_name = connection.server_name();
 }
 
 // The site of a request on a listener with several (ServerContext::sites):
