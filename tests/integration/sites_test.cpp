@@ -138,24 +138,26 @@ TEST_CASE("sites: h2c chooses by :authority (or Host), one site per stream", "[s
     CHECK(h2_site_of(client, "b.test", "/only-b") == "200 only b");
     CHECK(h2_site_of(client, "a.test", "/only-b") == "200 a");
     // Without :authority, the Host header names the site.
-    uint32_t stream = client.request({{":method", "GET"}, {":scheme", "http"}, {":path", "/"},
-                                      {"host", "www.a.test"}});
+    uint32_t stream = client.request(
+        {{":method", "GET"}, {":scheme", "http"}, {":path", "/"}, {"host", "www.a.test"}});
     REQUIRE(client.wait_stream(stream));
     CHECK(client.result(stream).body == "a");
 }
 
-TEST_CASE("sites: a site with listen answers only there; each listener has its default",
+TEST_CASE("sites: a site with listen answers only there, and each listener has its default",
           "[sites]") {
     const uint16_t second = unused_port();
     const std::string second_listen = "127.0.0.1:" + std::to_string(second);
     Portico portico(R"(
 [server]
-listen = ["{listen}", ")" + second_listen + R"("]
+listen = ["{listen}", ")" +
+                    second_listen + R"("]
 workers = 1
 
 [[site]]
 names = ["x.test"]
-listen = [")" + second_listen + R"("]
+listen = [")" + second_listen +
+                    R"("]
 default = true
   [[site.location]]
   prefix = "/"
@@ -194,7 +196,8 @@ names = ["a.test"]
   respond = { status = 200, body = "a" }
 )");
     CHECK(site_of(portico.port(), "a.test", "/a") == "200 a");
-    CHECK(site_of(portico.port(), "a.test", "/") == "404 404 Not Found\n");  // not the unnamed site's
+    CHECK(site_of(portico.port(), "a.test", "/") ==
+          "404 404 Not Found\n");  // not the unnamed site's
     CHECK(site_of(portico.port(), "other.test", "/") == "200 unnamed");
     CHECK(site_of(portico.port(), "other.test", "/a") == "200 unnamed");
 }

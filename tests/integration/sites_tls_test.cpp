@@ -110,7 +110,8 @@ TEST_CASE("sites over TLS: without Host the SNI's site answers, without SNI the 
     CHECK(response->body == "rsa");
 }
 
-TEST_CASE("sites over h2: a stream for another site than the SNI's gets 421", "[sites][tls][http2]") {
+TEST_CASE("sites over h2: a stream for another site than the SNI's gets 421",
+          "[sites][tls][http2]") {
     Certificates certs;
     Portico portico(sites_tls_config(certs));
     h2::ClientOptions options;
@@ -133,13 +134,16 @@ TEST_CASE("sites over h2: a stream for another site than the SNI's gets 421", "[
 TEST_CASE("sites over TLS: portico -t loads each site's certificate", "[sites][tls]") {
     Certificates certs;
     TempDir dir;
-    std::string path = dir.write(
-        "check.toml", "[server]\nlisten = [\"127.0.0.1:0\"]\n"            // 1-2
-                      "[tls]\nlisten = [\"127.0.0.1:0\"]\n"                // 3-4
-                      "certificates = [" + certs.entry("a") + "]\n"        // 5
-                      "[[site]]\nnames = [\"rsa.test\"]\n"                 // 6-7
-                      "certificate = { cert = \"" + certs.path("rsa.pem") +  // 8
-                      "\", key = \"" + certs.path("a.key") + "\" }\n");
+    std::string path = dir.write("check.toml",
+                                 "[server]\nlisten = [\"127.0.0.1:0\"]\n"  // 1-2
+                                 "[tls]\nlisten = [\"127.0.0.1:0\"]\n"     // 3-4
+                                 "certificates = [" +
+                                     certs.entry("a") +
+                                     "]\n"                                 // 5
+                                     "[[site]]\nnames = [\"rsa.test\"]\n"  // 6-7
+                                     "certificate = { cert = \"" +
+                                     certs.path("rsa.pem") +  // 8
+                                     "\", key = \"" + certs.path("a.key") + "\" }\n");
     CommandResult result = check_config(path);
     CHECK(result.exit_code != 0);
     CHECK(contains(result.output, path + ":8:15: key " + certs.path("a.key") +
