@@ -12,6 +12,7 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <span>
 
 #include "tls/openssl_error.hpp"
 #include "tls/ticket_keys.hpp"
@@ -180,11 +181,17 @@ ServerTls::Loaded ServerTls::load(const config::Config& config, TicketKeys* keys
     bool ciphers_refused = false;
     for (const config::CertificateFiles& files : config.tls->certificates)
         server->add_certificate(files, config, keys, loaded, ciphers_refused);
+    server->shared_certificates_ = server->certificates_.size();
     // A site's certificate, for the names of that site (SNI), before any
     // [tls] certificate that covers them too.
     server->site_contexts_.assign(config.sites.size(), nullptr);
+    for (const config::SocketAddress* listener : config::listeners_of(config)) {
+        config::SiteNames& names = server->listener_names_.emplace_back();
+        for (size_t site = 0; site < config.sites.size(); ++site)
+            if (config::site_answers_on(config.sites[site], *listener))
+                names.add(config.sites[site], static_cast<int>(site));
+    }
     for (size_t site = 0; site < config.sites.size(); ++site) {
-        server->site_names_.add(config.sites[site], static_cast<int>(site));
         if (!config.sites[site].certificate) continue;
         if (server->add_certificate(*config.sites[site].certificate, config, keys, loaded,
                                     ciphers_refused))
@@ -251,8 +258,10 @@ ServerTls::~ServerTls() {
     for (Certificate& certificate : certificates_) SSL_CTX_free(certificate.context);
 }
 
-SSL* ServerTls::new_session(int fd) const {
+SSL* ServerTls::new_session(int fd, size_t listener) const {
     SSL* ssl = SSL_new(certificates_.front().context);
+    // For on_server_name: the listener whose sites the SNI is matched against.
+    if (ssl) SSL_set_app_data(ssl, reinterpret_cast<void*>(static_cast<uintptr_t>(listener)));
     if (ssl && SSL_set_fd(ssl, fd) != 1) {
         SSL_free(ssl);
         return nullptr;
@@ -261,15 +270,19 @@ SSL* ServerTls::new_session(int fd) const {
     return ssl;
 }
 
-SSL_CTX* ServerTls::context_for(std::string_view host) const {
+SSL_CTX* ServerTls::context_for(std::string_view host, size_t listener) const {
     std::string name = lower(host);
     if (!name.empty() && name.back() == '.') name.pop_back();
-    if (int site = site_names_.match(name); site >= 0 && site_contexts_[static_cast<size_t>(site)])
+    int site = listener < listener_names_.size() ? listener_names_[listener].match(name) : -1;
+    if (site >= 0 && site_contexts_[static_cast<size_t>(site)])
         return site_contexts_[static_cast<size_t>(site)];
-    for (const Certificate& certificate : certificates_)
+    // A site's certificate is for its site only (nginx: the default
+    // server's certificate for a name no server of the listener has).
+    std::span<const Certificate> shared(certificates_.data(), shared_certificates_);
+    for (const Certificate& certificate : shared)
         for (const std::string& covered : certificate.names)
             if (covered == name) return certificate.context;
-    for (const Certificate& certificate : certificates_)
+    for (const Certificate& certificate : shared)
         for (const std::string& covered : certificate.names)
             if (wildcard_covers(covered, name)) return certificate.context;
     return certificates_.front().context;
@@ -278,7 +291,8 @@ SSL_CTX* ServerTls::context_for(std::string_view host) const {
 int ServerTls::on_server_name(SSL* ssl, int*, void* self) {
     const char* host = SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name);
     if (host == nullptr) return SSL_TLSEXT_ERR_NOACK;
-    SSL_CTX* chosen = static_cast<const ServerTls*>(self)->context_for(host);
+    auto listener = static_cast<size_t>(reinterpret_cast<uintptr_t>(SSL_get_app_data(ssl)));
+    SSL_CTX* chosen = static_cast<const ServerTls*>(self)->context_for(host, listener);
     if (chosen != SSL_get_SSL_CTX(ssl)) SSL_set_SSL_CTX(ssl, chosen);
     return SSL_TLSEXT_ERR_OK;
 }

@@ -37,15 +37,16 @@ public:
     ServerTls(const ServerTls&) = delete;
     ServerTls& operator=(const ServerTls&) = delete;
 
-    // A server-side session on the accepted socket, nullptr when OpenSSL
-    // has no memory for one.
-    SSL* new_session(int fd) const;
+    // A server-side session on a socket accepted on `listener`
+    // (config::listeners_of's index), nullptr when OpenSSL has no memory
+    // for one.
+    SSL* new_session(int fd, size_t listener = 0) const;
 
-    // The certificate of the site `host` names (by the sites' names, as a
-    // Host is matched, on any listener), when it has one; else the context
+    // The certificate of the site `host` names on `listener` (the sites'
+    // names, matched as a Host is), when it has one; else the context
     // whose certificate names `host` (exact, then wildcard "*.example.com"
     // for one label); the first certificate's when none does.
-    SSL_CTX* context_for(std::string_view host) const;
+    SSL_CTX* context_for(std::string_view host, size_t listener = 0) const;
 
 private:
     struct Certificate {
@@ -61,8 +62,10 @@ private:
                          TicketKeys* keys, Loaded& loaded, bool& ciphers_refused);
 
     std::vector<Certificate> certificates_;  // [tls]'s, then the sites'
-    config::SiteNames site_names_;           // every site's
-    std::vector<SSL_CTX*> site_contexts_;    // per site: its certificate's, or nullptr
+    size_t shared_certificates_ = 0;         // how many are [tls]'s
+    // Per listener, the names of the sites answering there (site indices).
+    std::vector<config::SiteNames> listener_names_;
+    std::vector<SSL_CTX*> site_contexts_;  // per site: its certificate's, or nullptr
 };
 
 // Whether the kernel can take over TLS record encryption (kTLS: the "tls"

@@ -206,7 +206,7 @@ void Worker::accept_from(Listener& listener) {
         ::setsockopt(accepted[i].fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
         server_->counters.connection_accepted();
         std::unique_ptr<transport::Transport> transport =
-            listener.tls ? tls_->accept(accepted[i].fd)
+            listener.tls ? tls_->accept(accepted[i].fd, listener.index)
                          : std::make_unique<transport::Socket>(accepted[i].fd);
         if (transport == nullptr) {
             server_->counters.connection_closed();

@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include "http2_support.hpp"
+#include "proxy_support.hpp"
 #include "tls_support.hpp"
 
 using namespace portico::test;
@@ -73,6 +74,54 @@ TEST_CASE("sites over TLS: the SNI chooses the site's certificate", "[sites][tls
         REQUIRE(client.handshake());
         CHECK(client.peer_names() == covered);
     }
+}
+
+TEST_CASE("sites over TLS: a site's certificate only on the listeners it answers on",
+          "[sites][tls]") {
+    Certificates certs;
+    const std::string second = "127.0.0.1:" + std::to_string(unused_port());
+    Portico portico(R"(
+[server]
+listen = ["{listen}"]
+workers = 1
+
+[tls]
+listen = ["127.0.0.1:0", ")" +
+                    second + R"("]
+certificates = [)" + certs.entry("a") +
+                    R"(]
+
+[[site]]
+names = ["rsa.test"]
+listen = [")" + second +
+                    R"("]
+certificate = )" + certs.entry("rsa") +
+                    R"(
+  [[site.location]]
+  prefix = "/"
+  respond = { status = 200, body = "rsa" }
+
+[[site]]
+names = ["a.test"]
+  [[site.location]]
+  prefix = "/"
+  respond = { status = 200, body = "a" }
+)");
+    const uint16_t second_port = static_cast<uint16_t>(std::stoi(second.substr(10)));
+    TlsClient there(second_port, sni("rsa.test"));
+    REQUIRE(there.handshake());
+    CHECK(there.peer_names() == "DNS:rsa.test");
+    std::optional<Response> response = ask(there, get("rsa.test"));
+    REQUIRE(response);
+    CHECK(response->body == "rsa");
+    // On the first TLS listener rsa.test is no site: [tls]'s certificate,
+    // and the site there (a.test, the only one) answers.
+    TlsClient here(tls_port(portico), sni("rsa.test"));
+    REQUIRE(here.handshake());
+    CHECK(here.peer_names() == "DNS:a.test,DNS:www.a.test");
+    response = ask(here, get("rsa.test"));
+    REQUIRE(response);
+    CHECK(response->body == "a");
 }
 
 TEST_CASE("sites over TLS: a Host of the SNI's site is served, another site's gets 421",
