@@ -2,6 +2,7 @@
 
 #include "compress/compression_filter.hpp"
 #include "http/https_redirect.hpp"
+#include "http/location_headers.hpp"
 #include "http/respond_handler.hpp"
 #include "proxy/proxy_handler.hpp"
 #include "static/static_handler.hpp"
@@ -31,9 +32,13 @@ Composition::Composition(http::ServerContext& server, uint16_t https_port)
         if (location.root)
             add(std::make_unique<staticfiles::StaticHandler>(location, file_cache_, mime_));
         if (location.upstream)
-            add(std::make_unique<proxy::ProxyHandler>(*upstreams_[*location.upstream],
+            add(std::make_unique<proxy::ProxyHandler>(*upstreams_[*location.upstream], location,
                                                       server.buffers, upstream_buffers_,
                                                       server.poller));
+        if (!location.headers.empty()) {
+            location_headers_.push_back(std::make_unique<http::LocationHeaders>(location));
+            serving.headers = location_headers_.back().get();
+        }
         if (location.compress) {
             // A compressing stream's output block is an upstream read's
             // size: one chunk per 64 KiB of compressed bytes at most.
