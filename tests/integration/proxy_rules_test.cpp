@@ -64,8 +64,7 @@ std::string rules_config(const std::string& locations, const std::string& upstre
 }
 
 bool is_request_id(const std::string& text) {
-    return text.size() == 32 &&
-           text.find_first_not_of("0123456789abcdef") == std::string::npos;
+    return text.size() == 32 && text.find_first_not_of("0123456789abcdef") == std::string::npos;
 }
 
 }  // namespace
@@ -73,12 +72,12 @@ bool is_request_id(const std::string& text) {
 TEST_CASE("a path in proxy replaces the matched prefix, as nginx's proxy_pass with a URI",
           "[proxy-rules]") {
     UpstreamServer upstream;
-    Portico portico(rules_config(
-        "[[location]]\nprefix = \"/api/\"\nproxy = \"http://{upstream}/v1/\"\n"
-        "[[location]]\nprefix = \"/root/\"\nproxy = \"http://{upstream}/\"\n"
-        "[[location]]\nprefix = \"/short\"\nproxy = \"http://{upstream}/long\"\n"
-        "[[location]]\nprefix = \"/\"\nproxy = \"http://{upstream}\"\n",
-        upstream.address()));
+    Portico portico(
+        rules_config("[[location]]\nprefix = \"/api/\"\nproxy = \"http://{upstream}/v1/\"\n"
+                     "[[location]]\nprefix = \"/root/\"\nproxy = \"http://{upstream}/\"\n"
+                     "[[location]]\nprefix = \"/short\"\nproxy = \"http://{upstream}/long\"\n"
+                     "[[location]]\nprefix = \"/\"\nproxy = \"http://{upstream}\"\n",
+                     upstream.address()));
     struct Case {
         const char* sent;
         const char* upstream_gets;
@@ -157,10 +156,10 @@ TEST_CASE("proxy_headers set, replace and remove request headers", "[proxy-rules
 TEST_CASE("a decoded CR LF in a header template cannot split the upstream request",
           "[proxy-rules]") {
     UpstreamServer upstream;
-    Portico portico(rules_config(
-        "[[location]]\nprefix = \"/\"\nproxy = \"http://{upstream}\"\n"
-        "proxy_headers = { X-Uri = \"$uri\" }\nheaders = { X-Echo = \"$uri\" }\n",
-        upstream.address()));
+    Portico portico(
+        rules_config("[[location]]\nprefix = \"/\"\nproxy = \"http://{upstream}\"\n"
+                     "proxy_headers = { X-Uri = \"$uri\" }\nheaders = { X-Echo = \"$uri\" }\n",
+                     upstream.address()));
     for (Protocol protocol : {Protocol::http1, Protocol::http2}) {
         INFO((protocol == Protocol::http1 ? "HTTP/1.1" : "HTTP/2"));
         auto answer = get(protocol, portico.port(), "/a%0D%0AX-Evil:%201");
@@ -181,14 +180,15 @@ TEST_CASE("a decoded CR LF in a header template cannot split the upstream reques
 
 TEST_CASE("hide_headers removes the upstream's headers from the response", "[proxy-rules]") {
     UpstreamServer upstream([](const ReceivedRequest&) {
-        return Reply::text(200, "hi", "X-Powered-By: Express\r\nx-powered-by: again\r\n"
-                                      "Server-Timing: db;dur=53\r\nX-Kept: yes\r\n");
+        return Reply::text(200, "hi",
+                           "X-Powered-By: Express\r\nx-powered-by: again\r\n"
+                           "Server-Timing: db;dur=53\r\nX-Kept: yes\r\n");
     });
-    Portico portico(rules_config(
-        "[[location]]\nprefix = \"/\"\nproxy = \"http://{upstream}\"\n"
-        "hide_headers = [\"X-Powered-By\", \"server-timing\"]\n"
-        "[[location]]\nprefix = \"/all/\"\nproxy = \"http://{upstream}\"\n",
-        upstream.address()));
+    Portico portico(
+        rules_config("[[location]]\nprefix = \"/\"\nproxy = \"http://{upstream}\"\n"
+                     "hide_headers = [\"X-Powered-By\", \"server-timing\"]\n"
+                     "[[location]]\nprefix = \"/all/\"\nproxy = \"http://{upstream}\"\n",
+                     upstream.address()));
     for (Protocol protocol : {Protocol::http1, Protocol::http2}) {
         INFO((protocol == Protocol::http1 ? "HTTP/1.1" : "HTTP/2"));
         auto hidden = get(protocol, portico.port(), "/");
@@ -213,18 +213,18 @@ TEST_CASE("headers are templates, sent on 2xx and 3xx, and on any status with he
         return Reply::text(200, "ok");
     });
     uint16_t down = unused_port();
-    Portico portico(rules_config(
-        "[[location]]\nprefix = \"/\"\nproxy = \"http://{upstream}\"\n"
-        "headers = { X-Id = \"$request_id\", X-Site = \"$scheme://$host\", "
-        "X-Session = \"$cookie_sid\", X-Static = \"fixed\" }\n"
-        "[[location]]\nprefix = \"/always/\"\nproxy = \"http://{upstream}\"\n"
-        "headers = { X-Frame-Options = \"DENY\" }\nheaders_always = true\n"
-        "[[location]]\nprefix = \"/down/\"\nproxy = \"http://127.0.0.1:" +
-            std::to_string(down) +
-            "\"\nheaders = { X-Frame-Options = \"DENY\" }\nheaders_always = true\n"
-            "[[location]]\nexact = \"/teapot\"\nrespond = { status = 418 }\n"
-            "headers = { X-Frame-Options = \"DENY\" }\n",
-        upstream.address()));
+    Portico portico(
+        rules_config("[[location]]\nprefix = \"/\"\nproxy = \"http://{upstream}\"\n"
+                     "headers = { X-Id = \"$request_id\", X-Site = \"$scheme://$host\", "
+                     "X-Session = \"$cookie_sid\", X-Static = \"fixed\" }\n"
+                     "[[location]]\nprefix = \"/always/\"\nproxy = \"http://{upstream}\"\n"
+                     "headers = { X-Frame-Options = \"DENY\" }\nheaders_always = true\n"
+                     "[[location]]\nprefix = \"/down/\"\nproxy = \"http://127.0.0.1:" +
+                         std::to_string(down) +
+                         "\"\nheaders = { X-Frame-Options = \"DENY\" }\nheaders_always = true\n"
+                         "[[location]]\nexact = \"/teapot\"\nrespond = { status = 418 }\n"
+                         "headers = { X-Frame-Options = \"DENY\" }\n",
+                     upstream.address()));
     for (Protocol protocol : {Protocol::http1, Protocol::http2}) {
         INFO((protocol == Protocol::http1 ? "HTTP/1.1" : "HTTP/2"));
         auto ok = get(protocol, portico.port(), "/page");
@@ -265,13 +265,13 @@ TEST_CASE("headers are templates, sent on 2xx and 3xx, and on any status with he
 
 TEST_CASE("every proxied request carries an X-Request-ID of its own", "[proxy-rules]") {
     UpstreamServer upstream;
-    Portico portico(rules_config(
-        "[[location]]\nprefix = \"/\"\nproxy = \"http://{upstream}\"\n"
-        "[[location]]\nprefix = \"/none/\"\nproxy = \"http://{upstream}\"\n"
-        "proxy_headers = { X-Request-ID = \"\" }\n"
-        "[[location]]\nprefix = \"/mine/\"\nproxy = \"http://{upstream}\"\n"
-        "proxy_headers = { X-Request-ID = \"app-$request_id\" }\n",
-        upstream.address()));
+    Portico portico(
+        rules_config("[[location]]\nprefix = \"/\"\nproxy = \"http://{upstream}\"\n"
+                     "[[location]]\nprefix = \"/none/\"\nproxy = \"http://{upstream}\"\n"
+                     "proxy_headers = { X-Request-ID = \"\" }\n"
+                     "[[location]]\nprefix = \"/mine/\"\nproxy = \"http://{upstream}\"\n"
+                     "proxy_headers = { X-Request-ID = \"app-$request_id\" }\n",
+                     upstream.address()));
     for (Protocol protocol : {Protocol::http1, Protocol::http2}) {
         INFO((protocol == Protocol::http1 ? "HTTP/1.1" : "HTTP/2"));
         REQUIRE(get(protocol, portico.port(), "/a", {{"x-request-id", "client-chosen"}}));

@@ -25,10 +25,10 @@ TEST_CASE("an upstream on a Unix socket is proxied to and pooled", "[proxy-rules
     TempDir sockets;
     UpstreamServer upstream(UnixSocketPath{sockets.path() + "/app.sock"});
     uint16_t metrics_port = unused_port();
-    Portico portico(with_metrics(
-        proxy_config({upstream.address()}, "", "preserve_host = false\n", "") +
-            "[http2]\ncleartext = true\n",
-        metrics_port));
+    Portico portico(
+        with_metrics(proxy_config({upstream.address()}, "", "preserve_host = false\n", "") +
+                         "[http2]\ncleartext = true\n",
+                     metrics_port));
 
     Client client(portico.port());
     ResponseReader reader(client.fd());
@@ -63,10 +63,10 @@ TEST_CASE("Unix socket servers are balanced and marked down like TCP ones", "[pr
     std::optional<UpstreamServer> first(std::in_place, UnixSocketPath{sockets.path() + "/a.sock"});
     UpstreamServer second(UnixSocketPath{sockets.path() + "/b.sock"});
     uint16_t metrics_port = unused_port();
-    Portico portico(with_metrics(
-        proxy_config({first->address(), second.address(), "unix:" + missing},
-                     "max_fails = 1\nfail_timeout = \"30s\"\n"),
-        metrics_port));
+    Portico portico(
+        with_metrics(proxy_config({first->address(), second.address(), "unix:" + missing},
+                                  "max_fails = 1\nfail_timeout = \"30s\"\n"),
+                     metrics_port));
 
     for (int i = 0; i < 6; ++i) {
         auto response = proxy_fetch(portico.port(), get_request("/" + std::to_string(i)));
