@@ -118,7 +118,7 @@ TEST_CASE("proxy_headers set, replace and remove request headers", "[proxy-rules
         "X-Client = \"$http_user_agent/$cookie_sid\", X-Empty = \"$http_x_missing\", "
         "X-Uri = \"$uri\" }\n"
         "[[location]]\nregex = '^/u/(?P<user>[a-z]+)/([0-9]+)$'\nproxy = \"http://{upstream}\"\n"
-        "proxy_headers = { X-User = \"$user:$2\" }\n",
+        "proxy_headers = { X-User = \"$user:$2\" }\nheaders = { X-User = \"$user\" }\n",
         upstream.address()));
     for (Protocol protocol : {Protocol::http1, Protocol::http2}) {
         INFO((protocol == Protocol::http1 ? "HTTP/1.1" : "HTTP/2"));
@@ -147,9 +147,11 @@ TEST_CASE("proxy_headers set, replace and remove request headers", "[proxy-rules
         CHECK(request.header("x-forwarded-proto") == "http");
         CHECK(request.header("x-forwarded-host") == "front.example");
 
-        // A regex location's captures, named and numbered.
-        REQUIRE(get(protocol, portico.port(), "/u/ann/42"));
+        // A regex location's captures, named and numbered, both ways.
+        auto user = get(protocol, portico.port(), "/u/ann/42");
+        REQUIRE(user);
         CHECK(upstream.last_request().header("x-user") == "ann:42");
+        CHECK(user->header("x-user") == "ann");
     }
 }
 
