@@ -3,6 +3,7 @@
 #include "compress/compression_filter.hpp"
 #include "http/forwarded_client.hpp"
 #include "http/https_redirect.hpp"
+#include "http/location_headers.hpp"
 #include "http/respond_handler.hpp"
 #include "proxy/proxy_handler.hpp"
 #include "static/static_handler.hpp"
@@ -52,8 +53,13 @@ Composition::Composition(http::ServerContext& server, uint16_t https_port)
         if (location.try_files && location.try_files->upstream)
             upstream = location.try_files->upstream;
         if (upstream)
-            add(std::make_unique<proxy::ProxyHandler>(*upstreams_[*upstream], server.buffers,
-                                                      upstream_buffers_, server.poller));
+            add(std::make_unique<proxy::ProxyHandler>(*upstreams_[*upstream], location,
+                                                      server.buffers, upstream_buffers_,
+                                                      server.poller));
+        if (!location.headers.empty()) {
+            location_headers_.push_back(std::make_unique<http::LocationHeaders>(location));
+            serving.headers = location_headers_.back().get();
+        }
         if (location.compress) {
             // A compressing stream's output block is an upstream read's
             // size: one chunk per 64 KiB of compressed bytes at most.

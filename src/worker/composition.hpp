@@ -14,6 +14,7 @@
 #include "compress/compressed_cache.hpp"
 #include "compress/encoder_memory.hpp"
 #include "core/buffer_pool.hpp"
+#include "http/location_headers.hpp"
 #include "http/server_context.hpp"
 #include "proxy/upstream.hpp"
 #include "static/file_cache.hpp"
@@ -56,6 +57,7 @@ private:
     std::vector<std::unique_ptr<http::RequestStep>> steps_;
     std::vector<std::unique_ptr<http::Handler>> handlers_;
     std::vector<std::unique_ptr<http::ResponseFilter>> filters_;
+    std::vector<std::unique_ptr<http::LocationHeaders>> location_headers_;
 };
 
 }  // namespace portico::worker
