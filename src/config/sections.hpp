@@ -74,6 +74,10 @@ std::optional<size_t> resolve_proxy(const toml::node& value, std::string_view fi
 void read_compression(TableReader& reader, const std::string& label, Diagnostics& diagnostics,
                       LocationConfig& location);
 
+// A location's redirect, rewrite and error_pages keys (load_rules.cpp).
+void read_rules(TableReader& reader, const std::string& label, Diagnostics& diagnostics,
+                LocationConfig& location);
+
 void read_locations(const toml::node& node, LoadContext& context,
                     std::vector<UpstreamConfig>& upstreams, std::vector<LocationConfig>& locations);
 

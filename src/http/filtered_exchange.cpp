@@ -11,7 +11,8 @@ namespace portico::http {
 ResponseFilter::ResponseFilter() = default;
 ResponseFilter::~ResponseFilter() = default;
 
-Exchange& ResponseFilter::wrap(Exchange& client) {
+Exchange& ResponseFilter::wrap(Exchange& outer_client) {
+    Exchange& client = closer_ ? closer_->wrap(outer_client) : outer_client;
     if (free_.empty()) {
         exchanges_.push_back(std::make_unique<FilteredExchange>(*this, new_stream()));
         free_.push_back(exchanges_.back().get());
@@ -314,6 +315,14 @@ void FilteredExchange::pass_abort() {
     if (listener) listener->on_client_gone();
 }
 
+Exchange& FilteredExchange::pass_take_over() {
+    ExchangeListener* listener = std::exchange(listener_, nullptr);
+    output_done_ = handler_done_ = true;
+    client_->set_listener(nullptr);
+    if (listener) listener->on_client_gone();
+    return *client_;
+}
+
 void FilteredExchange::pass_listen() {
     filter_listens_ = true;
     if (!output_done_) listen_to_client();
@@ -330,6 +339,9 @@ void FilterOutput::end() {
 }
 void FilterOutput::abort() {
     exchange_.pass_abort();
+}
+Exchange& FilterOutput::take_over() {
+    return exchange_.pass_take_over();
 }
 void FilterOutput::listen() {
     exchange_.pass_listen();

@@ -92,6 +92,7 @@ private:
     void pass_end();
     void pass_abort();
     void pass_listen();
+    Exchange& pass_take_over();
 
     ResponseFilter& filter_;
     std::unique_ptr<FilterStream> stream_;

@@ -19,6 +19,33 @@ namespace portico::http {
 // error page loop), logged at most once a second.
 void answer_reroute_loop(ServerContext& server, const Request& request, Exchange& client);
 
+enum class LocationChoice : uint8_t {
+    found,              // `location` is set: serve it
+    answered,           // a step answered on `client`
+    no_match,           // no location matches the path
+    too_many_reroutes,  // more than max_reroutes: a rewrite or error page loop
+};
+
+// Finds the location for request.normalized_path and runs its steps, again
+// after a step reroutes the request. Shared by route_request and the error
+// pages (which answer their URI through the locations). Inline: every
+// request takes it.
+inline LocationChoice choose_location(ServerContext& server, Request& request, Exchange& client,
+                                      int& location) {
+    for (int reroutes = 0;; ++reroutes) {
+        location = server.router.match(request.normalized_path);
+        if (location < 0) [[unlikely]]
+            return LocationChoice::no_match;
+        StepResult result = StepResult::next;
+        for (RequestStep* step : server.serving[static_cast<size_t>(location)].steps)
+            if ((result = step->answer(request, client)) != StepResult::next) break;
+        if (result == StepResult::next) return LocationChoice::found;
+        if (result == StepResult::answered) return LocationChoice::answered;
+        if (reroutes == max_reroutes) [[unlikely]]
+            return LocationChoice::too_many_reroutes;
+    }
+}
+
 // Normalizes the request's path, runs the steps before the content and
 // finds its location (state.location), again after a step reroutes it.
 // False when the request was answered on `client` already: 400 for a path
@@ -34,22 +61,19 @@ inline bool route_request(ServerContext& server, Request& request, Exchange& cli
     }
     for (RequestStep* step : server.server_steps)
         if (step->answer(request, client) == StepResult::answered) return false;
-    for (int reroutes = 0;; ++reroutes) {
-        state.location = server.router.match(request.normalized_path);
-        if (state.location < 0) [[unlikely]] {
-            client.respond_text(404, status_text(404));
-            return false;
-        }
-        StepResult result = StepResult::next;
-        for (RequestStep* step : server.serving[static_cast<size_t>(state.location)].steps)
-            if ((result = step->answer(request, client)) != StepResult::next) break;
-        if (result == StepResult::next) return true;
-        if (result == StepResult::answered) return false;
-        if (reroutes == max_reroutes) [[unlikely]] {
-            answer_reroute_loop(server, request, client);
-            return false;
-        }
+    switch (choose_location(server, request, client, state.location)) {
+    case LocationChoice::found:
+        return true;
+    case LocationChoice::answered:
+        return false;
+    case LocationChoice::no_match:
+        client.respond_text(404, status_text(404));
+        return false;
+    case LocationChoice::too_many_reroutes:
+        answer_reroute_loop(server, request, client);
+        return false;
     }
+    return false;
 }
 
 // Runs the location's handlers, through its filter when it has one; 404

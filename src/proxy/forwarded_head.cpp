@@ -4,6 +4,7 @@
 #include <netinet/in.h>
 
 #include "http/header_text.hpp"
+#include "http/path_encoding.hpp"
 
 namespace portico::proxy {
 
@@ -44,6 +45,16 @@ void write_upstream_request_head(http::ResponseHead& head, const http::Request& 
     // An absolute-form target goes upstream in origin form (RFC 9112 3.2.2).
     std::string_view target = request.target;
     if (!request.authority.empty()) target = request.target.substr(request.path.data() - request.target.data());
+    // A rewrite or an error page chose another path: it goes as a URI again.
+    std::string rewritten;
+    if (request.uri_changed) {
+        http::append_encoded_path(rewritten, request.normalized_path);
+        if (!request.query.empty()) {
+            rewritten += '?';
+            rewritten += request.query;
+        }
+        target = rewritten;
+    }
     head.append(request.method_name);
     head.append(" ");
     head.append(target.empty() ? "/" : target);

@@ -4,6 +4,9 @@
 #include "http/https_redirect.hpp"
 #include "http/respond_handler.hpp"
 #include "proxy/proxy_handler.hpp"
+#include "rules/error_pages.hpp"
+#include "rules/redirect_step.hpp"
+#include "rules/rewrite_step.hpp"
 #include "static/static_handler.hpp"
 
 namespace portico::worker {
@@ -27,7 +30,18 @@ Composition::Composition(http::ServerContext& server, uint16_t https_port)
             serving.streams_body = serving.streams_body || handler->streams_request_body();
             handlers_.push_back(std::move(handler));
         };
-        if (location.respond) add(std::make_unique<http::RespondHandler>(*location.respond));
+        auto add_step = [&](std::unique_ptr<http::RequestStep> step) {
+            serving.steps.push_back(step.get());
+            steps_.push_back(std::move(step));
+        };
+        if (location.redirect)
+            add_step(std::make_unique<rules::RedirectStep>(*location.redirect, location));
+        if (!location.rewrite.empty())
+            add_step(std::make_unique<rules::RewriteStep>(location.rewrite));
+        if (location.respond && location.respond->status == 444)
+            add(std::make_unique<http::CloseHandler>());
+        else if (location.respond)
+            add(std::make_unique<http::RespondHandler>(*location.respond));
         if (location.root)
             add(std::make_unique<staticfiles::StaticHandler>(location, file_cache_, mime_));
         if (location.upstream)
@@ -41,6 +55,16 @@ Composition::Composition(http::ServerContext& server, uint16_t https_port)
                 *location.compress, compressed_cache_, upstream_buffers_, encoder_memory_,
                 server.counters));
             serving.filter = filters_.back().get();
+        }
+        if (!location.error_pages.empty()) {
+            if (!error_pages_) error_pages_ = std::make_unique<rules::ErrorPages>(server);
+            filters_.push_back(
+                std::make_unique<rules::ErrorPageFilter>(location.error_pages, *error_pages_));
+            // Closest to the client: it sees the status the client would get.
+            if (serving.filter)
+                serving.filter->output_through(*filters_.back());
+            else
+                serving.filter = filters_.back().get();
         }
     }
 }

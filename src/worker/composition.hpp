@@ -19,6 +19,10 @@
 #include "static/file_cache.hpp"
 #include "static/mime.hpp"
 
+namespace portico::rules {
+class ErrorPages;
+}
+
 namespace portico::worker {
 
 class Composition {
@@ -49,6 +53,8 @@ private:
     // the filters, whose encoders give it back when they go.
     compress::EncoderMemory encoder_memory_{8 * 1024 * 1024};
     std::vector<std::unique_ptr<proxy::Upstream>> upstreams_;
+    // Only when a location has error_pages; before the filters that use it.
+    std::unique_ptr<rules::ErrorPages> error_pages_;
     // Declared last: they refer to the members above.
     std::vector<std::unique_ptr<http::RequestStep>> steps_;
     std::vector<std::unique_ptr<http::Handler>> handlers_;
