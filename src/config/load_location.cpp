@@ -234,14 +234,14 @@ void check_actions(TableReader& reader, const std::string& label, Diagnostics& d
     bool has_proxy = reader.table().contains("proxy");
     const toml::node* respond = reader.get("respond");
     // A rewrite-only location answers 404 for what its rules do not match.
-    size_t rules = location.redirect.has_value() + !location.rewrite.empty();
-    if (!has_root && !has_proxy && !respond && rules == 0) {
+    bool has_rewrite = reader.table().contains("rewrite");
+    const toml::node* redirect = reader.get("redirect");
+    if (!has_root && !has_proxy && !respond && !redirect && !has_rewrite) {
         diagnostics.error(location.where, label +
                                               ": needs something to do: root, proxy, respond, "
                                               "redirect or rewrite");
     }
-    if (const toml::node* redirect = reader.get("redirect");
-        redirect && (has_root || has_proxy || respond || !location.rewrite.empty())) {
+    if (redirect && (has_root || has_proxy || respond || has_rewrite)) {
         diagnostics.error(redirect->source(), label +
                                                   ": redirect answers every request: it cannot be "
                                                   "combined with root, proxy, respond or rewrite");

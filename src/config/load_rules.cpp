@@ -61,7 +61,8 @@ void read_rewrite_rule(const toml::node& node, const std::string& label, Diagnos
     TableReader reader(*table, label + ": rewrite.", "rewrite of " + label, diagnostics);
     RewriteRule rule;
     rule.where = position_of(table->source());
-    bool ok = reader.require("from", "from = '^/old/(.*)$'") && reader.read_string("from", rule.from);
+    bool ok =
+        reader.require("from", "from = '^/old/(.*)$'") && reader.read_string("from", rule.from);
     if (ok) {
         re2::RE2 compiled(rule.from, re2::RE2::Quiet);
         if (!compiled.ok()) {

@@ -94,9 +94,14 @@ void ErrorPages::serve(const config::Template& uri, int status, http::Exchange& 
         page.respond_text(404, http::status_text(404));  // the original error, then
     } else {
         switch (http::choose_location(server_, request, page, location)) {
-        case http::LocationChoice::found: http::serve_location(server_, page, location); break;
-        case http::LocationChoice::answered: break;
-        case http::LocationChoice::no_match: page.respond_text(404, http::status_text(404)); break;
+        case http::LocationChoice::found:
+            http::serve_location(server_, page, location);
+            break;
+        case http::LocationChoice::answered:
+            break;
+        case http::LocationChoice::no_match:
+            page.respond_text(404, http::status_text(404));
+            break;
         case http::LocationChoice::too_many_reroutes:
             http::answer_reroute_loop(server_, request, page);
             break;

@@ -20,7 +20,8 @@ void query_after_rewrite(std::string_view own, bool has_question, std::string_vi
 
 RewriteStep::RewriteStep(const std::vector<config::RewriteRule>& rules) {
     rules_.reserve(rules.size());
-    for (const config::RewriteRule& rule : rules) rules_.push_back({rule, RegexCaptures(rule.from)});
+    for (const config::RewriteRule& rule : rules)
+        rules_.push_back({rule, RegexCaptures(rule.from)});
 }
 
 http::StepResult RewriteStep::answer(http::Request& request, http::Exchange& client) {
