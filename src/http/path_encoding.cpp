@@ -19,4 +19,11 @@ void append_encoded_path(std::string& out, std::string_view path) {
     }
 }
 
+router::NormalizedPath normalize_rule_path(std::string_view path, std::string& scratch,
+                                           std::string& out) {
+    scratch.clear();
+    append_encoded_path(scratch, path);
+    return router::normalize_path(scratch, out);
+}
+
 }  // namespace portico::http

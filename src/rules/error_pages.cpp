@@ -5,7 +5,7 @@
 #include "http/request_routing.hpp"
 #include "http/status.hpp"
 #include "http/template_expand.hpp"
-#include "router/path.hpp"
+#include "http/path_encoding.hpp"
 
 namespace portico::rules {
 
@@ -87,7 +87,8 @@ void ErrorPages::serve(const config::Template& uri, int status, http::Exchange& 
     status_filter_->next_status = status;
     http::Exchange& page = status_filter_->wrap(client);
     serving_ = true;
-    router::NormalizedPath normalized = router::normalize_path(path, request.normalized_path);
+    router::NormalizedPath normalized =
+        http::normalize_rule_path(path, scratch_, request.normalized_path);
     request.path_had_encoded_slash = normalized.had_encoded_slash;
     int location = -1;
     if (normalized.error != router::PathError::none) {

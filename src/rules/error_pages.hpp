@@ -46,6 +46,7 @@ private:
     std::unique_ptr<StatusKeepingFilter> status_filter_;
     bool serving_ = false;
     std::string uri_;  // the page's URI, expanded; reused
+    std::string scratch_;
 };
 
 // One location's error_pages.

@@ -5,7 +5,7 @@
 #include "http/redirect_response.hpp"
 #include "http/status.hpp"
 #include "http/template_expand.hpp"
-#include "router/path.hpp"
+#include "http/path_encoding.hpp"
 
 namespace portico::rules {
 
@@ -53,10 +53,11 @@ http::StepResult RewriteStep::apply(const config::RewriteRule& rule, http::Reque
                                : std::string_view(result_).substr(question + 1);
     // Built aside: request.query may view rewritten_query (a second rewrite).
     query_after_rewrite(own, question != std::string::npos, request.query, query_);
-    router::NormalizedPath normalized = router::normalize_path(path, request.normalized_path);
+    router::NormalizedPath normalized =
+        http::normalize_rule_path(path, scratch_, request.normalized_path);
     if (normalized.error != router::PathError::none) [[unlikely]] {
         // A "to" without a leading '/' is the config's fault (500); a
-        // capture that decodes into a climb or a bad escape the client's.
+        // climb above "/" ("/..") the client's.
         int status = normalized.error == router::PathError::not_origin_form ? 500 : 400;
         client.respond_text(status, http::status_text(status));
         return http::StepResult::answered;

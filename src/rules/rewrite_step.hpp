@@ -41,6 +41,7 @@ private:
     std::vector<Rule> rules_;
     std::string result_;  // the expanded `to`, reused from request to request
     std::string query_;
+    std::string scratch_;
 };
 
 }  // namespace portico::rules
