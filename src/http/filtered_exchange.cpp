@@ -25,6 +25,14 @@ Exchange& ResponseFilter::wrap(Exchange& outer_client) {
     return *exchange;
 }
 
+void ResponseFilter::unwrap(Exchange& wrapped, Exchange& client) {
+    if (&wrapped == &client) return;
+    auto& exchange = static_cast<FilteredExchange&>(wrapped);
+    exchange.client_ = nullptr;
+    exchange.output_done_ = exchange.handler_done_ = true;
+    free_.push_back(&exchange);
+}
+
 // Every entry point holds one: the exchange goes back to its filter when the
 // outermost call returns after both sides are done, never under a caller
 // (the connection finishing the request, a pipelined request starting in

@@ -66,6 +66,7 @@ public:
 
 private:
     friend class FilterOutput;
+    friend class ResponseFilter;
     struct Guard;
     enum class Input : uint8_t {
         head,    // the head is collected here: the filter has seen nothing yet

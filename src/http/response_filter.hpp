@@ -164,6 +164,10 @@ public:
     // when the stream declines the request (FilterStream::start). A
     // FilteredExchange lives until its response is out or the client gone.
     Exchange& wrap(Exchange& client);
+    // Gives back what wrap(client) lent when nothing was answered through
+    // it (the request steps that let a request go on). For a filter whose
+    // output goes to the client itself (no output_through).
+    void unwrap(Exchange& wrapped, Exchange& client);
 
     // This filter's output goes through `closer` before the client (a
     // location's compression, then its error pages).

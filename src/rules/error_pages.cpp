@@ -138,6 +138,15 @@ private:
 
 }  // namespace
 
+http::StepResult StepsThroughErrorPages::answer(http::Request& request, http::Exchange& client) {
+    http::Exchange& filtered = filter_.wrap(client);
+    http::StepResult result = http::StepResult::next;
+    for (http::RequestStep* step : steps_)
+        if ((result = step->answer(request, filtered)) != http::StepResult::next) break;
+    if (result != http::StepResult::answered) filter_.unwrap(filtered, client);
+    return result;
+}
+
 std::unique_ptr<http::FilterStream> ErrorPageFilter::new_stream() {
     return std::make_unique<ErrorPageStream>(pages_, shared_);
 }

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "config/config.hpp"
+#include "http/request_step.hpp"
 #include "http/response_filter.hpp"
 #include "http/server_context.hpp"
 
@@ -61,6 +62,20 @@ protected:
 private:
     const std::vector<std::pair<int, config::Template>>& pages_;
     ErrorPages& shared_;
+};
+
+// The steps of a location with error_pages, run through its filter: a
+// step's answer (a deny's 403, a limit's 429, a rewrite's 500) gets the
+// page too, as in nginx.
+class StepsThroughErrorPages final : public http::RequestStep {
+public:
+    StepsThroughErrorPages(std::vector<http::RequestStep*> steps, ErrorPageFilter& filter)
+        : steps_(std::move(steps)), filter_(filter) {}
+    http::StepResult answer(http::Request& request, http::Exchange& client) override;
+
+private:
+    std::vector<http::RequestStep*> steps_;
+    ErrorPageFilter& filter_;
 };
 
 }  // namespace portico::rules

@@ -58,13 +58,21 @@ Composition::Composition(http::ServerContext& server, uint16_t https_port)
         }
         if (!location.error_pages.empty()) {
             if (!error_pages_) error_pages_ = std::make_unique<rules::ErrorPages>(server);
-            filters_.push_back(
-                std::make_unique<rules::ErrorPageFilter>(location.error_pages, *error_pages_));
+            auto filter =
+                std::make_unique<rules::ErrorPageFilter>(location.error_pages, *error_pages_);
+            rules::ErrorPageFilter& error_pages = *filter;
+            filters_.push_back(std::move(filter));
             // Closest to the client: it sees the status the client would get.
             if (serving.filter)
-                serving.filter->output_through(*filters_.back());
+                serving.filter->output_through(error_pages);
             else
-                serving.filter = filters_.back().get();
+                serving.filter = &error_pages;
+            // Last: every step of the location answers through it.
+            if (!serving.steps.empty()) {
+                steps_.push_back(std::make_unique<rules::StepsThroughErrorPages>(
+                    std::move(serving.steps), error_pages));
+                serving.steps = {steps_.back().get()};
+            }
         }
     }
 }

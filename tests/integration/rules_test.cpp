@@ -16,7 +16,9 @@ namespace {
 
 enum class Protocol { http1, http2 };
 
-const char* name(Protocol protocol) { return protocol == Protocol::http1 ? "HTTP/1.1" : "HTTP/2"; }
+const char* name(Protocol protocol) {
+    return protocol == Protocol::http1 ? "HTTP/1.1" : "HTTP/2";
+}
 
 // One response, whichever protocol carried it.
 struct Answer {
@@ -24,17 +26,21 @@ struct Answer {
     std::string location;
     std::string content_type;
     std::string content_length;
+    std::string content_encoding;
     std::string body;
     bool dropped = false;  // no response: the connection closed (1.1) or the stream was reset (2)
 };
 
-// `method` `target` on a new connection, Host a.test.
+// `method` `target` on a new connection, Host a.test, with
+// Accept-Encoding: `accept_encoding` when not empty.
 Answer ask(Protocol protocol, uint16_t port, const std::string& target,
-           const std::string& method = "GET") {
+           const std::string& method = "GET", const std::string& accept_encoding = "") {
     Answer answer;
     if (protocol == Protocol::http1) {
         Client client(port);
-        client.send(method + " " + target + " HTTP/1.1\r\nHost: a.test\r\n" +
+        std::string extra =
+            accept_encoding.empty() ? "" : "Accept-Encoding: " + accept_encoding + "\r\n";
+        client.send(method + " " + target + " HTTP/1.1\r\nHost: a.test\r\n" + extra +
                     (method == "POST" ? "Content-Length: 4\r\n\r\nbody" : "\r\n"));
         auto response = client.read_response(5s, method == "HEAD");
         if (!response) {
@@ -45,14 +51,17 @@ Answer ask(Protocol protocol, uint16_t port, const std::string& target,
         answer.location = response->header("location");
         answer.content_type = response->header("content-type");
         answer.content_length = response->header("content-length");
+        answer.content_encoding = response->header("content-encoding");
         answer.body = response->body;
         return answer;
     }
     h2::Client client(port);
+    h2::Fields extra;
+    if (!accept_encoding.empty()) extra.emplace_back("accept-encoding", accept_encoding);
     uint32_t id = method == "POST"
                       ? client.request(h2::Client::request_fields("POST", target, "http", "a.test"),
                                        std::string("body"))
-                      : client.get(target, {}, method);
+                      : client.get(target, extra, method);
     REQUIRE(client.wait_stream(id));
     const h2::StreamResult& result = client.result(id);
     answer.dropped = result.reset.has_value();
@@ -60,6 +69,7 @@ Answer ask(Protocol protocol, uint16_t port, const std::string& target,
     answer.location = result.header("location");
     answer.content_type = result.header("content-type");
     answer.content_length = result.header("content-length");
+    answer.content_encoding = result.header("content-encoding");
     answer.body = result.body;
     return answer;
 }
@@ -127,12 +137,14 @@ rewrite = [
 
 [[location]]
 prefix = "/img/"
-root = ")" + site.root() + R"("
+root = ")" + site.root() +
+                    R"("
 rewrite = [{ from = '^/img/(.*)$', to = '/images/$1', flag = "break" }]
 
 [[location]]
 prefix = "/app/"
-proxy = "http://)" + upstream.address() + R"("
+proxy = "http://)" + upstream.address() +
+                    R"("
 rewrite = [{ from = '^/app/legacy/(.*)$', to = '/app/current/$1', flag = "break" }]
 
 [[location]]
@@ -145,7 +157,8 @@ rewrite = [{ from = '^/loop/(.*)$', to = '/loop/x$1' }]
 
 [[location]]
 prefix = "/"
-root = ")" + site.root() + R"("
+root = ")" + site.root() +
+                    R"("
 )");
     for (Protocol protocol : {Protocol::http1, Protocol::http2}) {
         INFO(name(protocol));
@@ -248,12 +261,13 @@ TEST_CASE("rules: error_pages answer portico's and the upstream's errors with a 
     Site site;
     site.write("errors/404.html", "<h1>no such page</h1>\n");
     site.write("errors/maintenance.html", "<h1>back soon</h1>\n");
-    site.write("big.txt", std::string(4000, 'a'));
+    site.write("squeezed/big.txt", std::string(4000, 'a'));
     UpstreamServer app([](const ReceivedRequest& request) {
         if (request.target == "/app/down")
             return Reply()
-                .send("HTTP/1.1 503 Service Unavailable\r\nTransfer-Encoding: chunked\r\n\r\n"
-                      "9\r\nthe app's\r\n")
+                .send(
+                    "HTTP/1.1 503 Service Unavailable\r\nTransfer-Encoding: chunked\r\n\r\n"
+                    "9\r\nthe app's\r\n")
                 .pause(100ms)
                 .send("9\r\n own body\r\n0\r\n\r\n");
         if (request.target == "/app/missing") return Reply::text(404, "app 404\n");
@@ -263,12 +277,14 @@ TEST_CASE("rules: error_pages answer portico's and the upstream's errors with a 
     Portico portico(server_table() + R"(
 [[location]]
 prefix = "/app/"
-proxy = "http://)" + app.address() + R"("
+proxy = "http://)" + app.address() +
+                    R"("
 error_pages = { 503 = "/errors/maintenance.html", 404 = "/errors/404.html" }
 
 [[location]]
 prefix = "/down/"
-proxy = "http://)" + down + R"("
+proxy = "http://)" + down +
+                    R"("
 error_pages = { 502 = "/errors/maintenance.html" }
 
 [[location]]
@@ -278,23 +294,45 @@ error_pages = { 418 = "/errors/maintenance.html" }
 
 [[location]]
 prefix = "/broken/"
-root = ")" + site.root() + R"("
+root = ")" + site.root() +
+                    R"("
 error_pages = { 404 = "/errors/gone.html" }
 
 [[location]]
 prefix = "/looping/"
-root = ")" + site.root() + R"("
+root = ")" + site.root() +
+                    R"("
 error_pages = { 404 = "/looping/missing.html" }
 
 [[location]]
+prefix = "/misrouted/"
+rewrite = [{ from = '^/misrouted/(.*)$', to = 'no-slash/$1' }]
+error_pages = { 500 = "/errors/maintenance.html" }
+
+[[location]]
+prefix = "/moved/"
+root = ")" + site.root() +
+                    R"("
+rewrite = [{ from = '^/moved/(.*)$', to = '/errors/$1', flag = "break" }]
+error_pages = { 404 = "/errors/404.html" }
+
+[[location]]
+prefix = "/to-squeezed/"
+root = ")" + site.root() +
+                    R"("
+error_pages = { 404 = "/squeezed/big.txt" }
+
+[[location]]
 prefix = "/squeezed/"
-root = ")" + site.root() + R"("
+root = ")" + site.root() +
+                    R"("
 compress = true
 error_pages = { 404 = "/errors/404.html" }
 
 [[location]]
 prefix = "/"
-root = ")" + site.root() + R"("
+root = ")" + site.root() +
+                    R"("
 error_pages = { 404 = "/errors/404.html" }
 )");
     for (Protocol protocol : {Protocol::http1, Protocol::http2}) {
@@ -344,10 +382,32 @@ error_pages = { 404 = "/errors/404.html" }
         CHECK(looping.status == 404);
         CHECK(looping.body == "404 Not Found\n");
 
+        // A step's answer: the rewrite's 500 (its result is no path).
+        Answer misrouted = ask(protocol, port, "/misrouted/x");
+        CHECK(misrouted.status == 500);
+        CHECK(misrouted.body == "<h1>back soon</h1>\n");
+        // Steps that let the request go on: its file, or its 404's page.
+        Answer moved = ask(protocol, port, "/moved/maintenance.html");
+        CHECK(moved.status == 200);
+        CHECK(moved.body == "<h1>back soon</h1>\n");
+        Answer moved_missing = ask(protocol, port, "/moved/x");
+        CHECK(moved_missing.status == 404);
+        CHECK(moved_missing.body == "<h1>no such page</h1>\n");
+
         // A compressing location: its 404 gets the page, its files are compressed.
-        Answer squeezed = ask(protocol, port, "/squeezed/x");
+        Answer squeezed = ask(protocol, port, "/squeezed/x", "GET", "gzip");
         CHECK(squeezed.status == 404);
         CHECK(squeezed.body == "<h1>no such page</h1>\n");
+        Answer big = ask(protocol, port, "/squeezed/big.txt", "GET", "gzip");
+        CHECK(big.status == 200);
+        CHECK(big.content_encoding == "gzip");
+        CHECK(big.body.size() < 4000);
+        // A page from a compressing location: compressed there, status kept.
+        Answer to_squeezed = ask(protocol, port, "/to-squeezed/x", "GET", "gzip");
+        CHECK(to_squeezed.status == 404);
+        CHECK(to_squeezed.content_encoding == "gzip");
+        CHECK(to_squeezed.body.size() < 4000);
+        CHECK_FALSE(to_squeezed.body.empty());
     }
     // The upstream's 503 and 404 reached it once per protocol each.
     CHECK(app.request_count() == 6);
