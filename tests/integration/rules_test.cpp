@@ -223,7 +223,8 @@ root = ")" + site.root() +
 
 TEST_CASE("rules: respond 444 closes without a response, and the next client is served",
           "[rules]") {
-    Portico portico(server_table() + R"(
+    TempDir logs;
+    Portico portico(server_table() + "[log]\naccess = \"" + logs.path() + "/access.log\"\n" + R"(
 [[location]]
 prefix = "/drop"
 respond = { status = 444 }
@@ -254,6 +255,17 @@ respond = { status = 200, body = "fine\n" }
     CHECK(h2client.result(fine).status == 200);
     CHECK(h2client.result(fine).body == "fine\n");
     CHECK_FALSE(h2client.goaway());
+
+    // Logged as nginx logs it: 444, nothing sent.
+    auto dropped_lines = [&] {
+        std::string log = read_text(logs.path() + "/access.log");
+        int count = 0;
+        for (size_t at = log.find("/drop HTTP/"); at != std::string::npos;
+             at = log.find("/drop HTTP/", at + 1))
+            count += log.compare(log.find('"', at) + 1, 7, " 444 0 ") == 0;
+        return count;
+    };
+    CHECK(UpstreamServer::wait_until([&] { return dropped_lines() == 2; }, 5s));
 }
 
 TEST_CASE("rules: error_pages answer portico's and the upstream's errors with a page, status kept",
