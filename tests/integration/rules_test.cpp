@@ -27,6 +27,7 @@ struct Answer {
     std::string content_type;
     std::string content_length;
     std::string content_encoding;
+    std::string set_cookie;
     std::string body;
     bool dropped = false;  // no response: the connection closed (1.1) or the stream was reset (2)
 };
@@ -52,6 +53,7 @@ Answer ask(Protocol protocol, uint16_t port, const std::string& target,
         answer.content_type = response->header("content-type");
         answer.content_length = response->header("content-length");
         answer.content_encoding = response->header("content-encoding");
+        answer.set_cookie = response->header("set-cookie");
         answer.body = response->body;
         return answer;
     }
@@ -70,6 +72,7 @@ Answer ask(Protocol protocol, uint16_t port, const std::string& target,
     answer.content_type = result.header("content-type");
     answer.content_length = result.header("content-length");
     answer.content_encoding = result.header("content-encoding");
+    answer.set_cookie = result.header("set-cookie");
     answer.body = result.body;
     return answer;
 }
@@ -91,6 +94,10 @@ regex = '^/photos/(\d+)$'
 redirect = { to = "http://$host/pictures/$1", status = 308 }
 
 [[location]]
+prefix = "/decoded/"
+redirect = { to = "https://example.com$uri" }
+
+[[location]]
 prefix = "/"
 redirect = { to = "/moved" }
 )");
@@ -109,6 +116,12 @@ redirect = { to = "/moved" }
         Answer other = ask(protocol, portico.port(), "/anything", "POST");
         CHECK(other.status == 302);  // nginx's `return URL`
         CHECK(other.location == "/moved");
+
+        // $uri is decoded: a CR LF in it never splits the header.
+        Answer decoded = ask(protocol, portico.port(), "/decoded/a%0d%0aSet-Cookie:%20x=1%20b");
+        CHECK(decoded.status == 302);
+        CHECK(decoded.location == "https://example.com/decoded/a%0D%0ASet-Cookie:%20x=1%20b");
+        CHECK(decoded.set_cookie.empty());
 
         Answer head = ask(protocol, portico.port(), "/go/h", "HEAD");
         CHECK(head.status == 301);

@@ -457,7 +457,8 @@ const BrokenConfig broken_configs[] = {
      "prefix = \"/\"\n"
      "root = \"/\"\n"
      "precompressed = [\"br\", \"deflate\"]\n",
-     "6:24", "location '/': precompressed: expected one of \"br\", \"zstd\", \"gzip\", got \"deflate\""},
+     "6:24",
+     "location '/': precompressed: expected one of \"br\", \"zstd\", \"gzip\", got \"deflate\""},
     {"precompressed lists a coding twice",
      "[server]\n"
      "listen = [\"127.0.0.1:0\"]\n"

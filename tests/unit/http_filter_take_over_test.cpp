@@ -108,7 +108,8 @@ TEST_CASE("filter take-over: the filter answers on the client, the handler hears
     CHECK(next_client.body == "fine\n");
 }
 
-TEST_CASE("filter take-over: a handler's short answer is replaced the same way", "[filter][rules]") {
+TEST_CASE("filter take-over: a handler's short answer is replaced the same way",
+          "[filter][rules]") {
     ReplacingFilter filter;
     FakeExchange client("HEAD", "/x");
     filter.wrap(client).respond_text(404, "404 Not Found\n");
