@@ -118,7 +118,11 @@ public:
     ErrorPageStream(const std::vector<std::pair<int, config::Template>>& pages, ErrorPages& shared)
         : pages_(pages), shared_(shared) {}
 
-    bool start(const http::Request&) override { return !shared_.serving(); }
+    // An error page's own request gets none (a pipelined request that
+    // starts while a page ends still does: its URI is its own).
+    bool start(const http::Request& request) override {
+        return !(shared_.serving() && request.uri_changed);
+    }
     void head(http::HeadersOut& head) override {
         for (const auto& [status, uri] : pages_) {
             if (status != head.status) continue;
