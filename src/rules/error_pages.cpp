@@ -5,6 +5,7 @@
 #include "http/request_routing.hpp"
 #include "http/status.hpp"
 #include "http/template_expand.hpp"
+#include "http/header_text.hpp"
 #include "http/path_encoding.hpp"
 
 namespace portico::rules {
@@ -83,6 +84,14 @@ void ErrorPages::serve(const config::Template& uri, int status, http::Exchange& 
     }
     request.chunked = request.has_content_length = request.expect_continue = false;
     request.content_length = 0;
+    // The client's conditions and ranges were about the URI it asked for:
+    // the page goes out whole (nginx never answers an error page 304).
+    std::erase_if(request.headers, [](const http::HeaderField& field) {
+        return http::equals_ignore_case(field.name, "if-none-match") ||
+               http::equals_ignore_case(field.name, "if-modified-since") ||
+               http::equals_ignore_case(field.name, "range") ||
+               http::equals_ignore_case(field.name, "if-range");
+    });
 
     status_filter_->next_status = status;
     http::Exchange& page = status_filter_->wrap(client);

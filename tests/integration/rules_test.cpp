@@ -33,14 +33,17 @@ struct Answer {
 };
 
 // `method` `target` on a new connection, Host a.test, with
-// Accept-Encoding: `accept_encoding` when not empty.
+// Accept-Encoding: `accept_encoding` and If-None-Match: `if_none_match`
+// when not empty.
 Answer ask(Protocol protocol, uint16_t port, const std::string& target,
-           const std::string& method = "GET", const std::string& accept_encoding = "") {
+           const std::string& method = "GET", const std::string& accept_encoding = "",
+           const std::string& if_none_match = "") {
     Answer answer;
     if (protocol == Protocol::http1) {
         Client client(port);
         std::string extra =
             accept_encoding.empty() ? "" : "Accept-Encoding: " + accept_encoding + "\r\n";
+        if (!if_none_match.empty()) extra += "If-None-Match: " + if_none_match + "\r\n";
         client.send(method + " " + target + " HTTP/1.1\r\nHost: a.test\r\n" + extra +
                     (method == "POST" ? "Content-Length: 4\r\n\r\nbody" : "\r\n"));
         auto response = client.read_response(5s, method == "HEAD");
@@ -60,6 +63,7 @@ Answer ask(Protocol protocol, uint16_t port, const std::string& target,
     h2::Client client(port);
     h2::Fields extra;
     if (!accept_encoding.empty()) extra.emplace_back("accept-encoding", accept_encoding);
+    if (!if_none_match.empty()) extra.emplace_back("if-none-match", if_none_match);
     uint32_t id = method == "POST"
                       ? client.request(h2::Client::request_fields("POST", target, "http", "a.test"),
                                        std::string("body"))
@@ -374,6 +378,10 @@ error_pages = { 404 = "/errors/404.html" }
         CHECK(head.status == 404);
         CHECK(head.content_length == "22");
         CHECK(head.body.empty());
+        // The client's conditions were about its own URI: the page goes out whole.
+        Answer conditional = ask(protocol, port, "/nothing-here", "GET", "", "*");
+        CHECK(conditional.status == 404);
+        CHECK(conditional.body == "<h1>no such page</h1>\n");
         // What is found is untouched.
         CHECK(ask(protocol, port, "/errors/404.html").status == 200);
 
