@@ -137,7 +137,11 @@ void read_respond(const toml::node& node, const std::string& label, Diagnostics&
     }
     TableReader reader(*table, label + ": respond.", "respond of " + label, diagnostics);
     RespondConfig respond;
-    reader.read_bounded("status", respond.status, 100, 599);
+    // 444 is nginx's "close without a response", not an HTTP status.
+    if (const toml::node* status = reader.get("status"); status && status->value_or(0) == 444)
+        respond.status = 444;
+    else
+        reader.read_bounded("status", respond.status, 100, 599);
     reader.read_string("body", respond.body);
     reader.finish();
     location.respond = std::move(respond);
@@ -160,9 +164,19 @@ void check_actions(TableReader& reader, const std::string& label, Diagnostics& d
     bool has_root = reader.table().contains("root") || reader.table().contains("alias");
     bool has_proxy = reader.table().contains("proxy");
     const toml::node* respond = reader.get("respond");
-    if (!has_root && !has_proxy && !respond) {
-        diagnostics.error(location.where,
-                          label + ": needs something to do: root, alias, proxy or respond");
+    // A rewrite-only location answers 404 for what its rules do not match.
+    bool has_rewrite = reader.table().contains("rewrite");
+    const toml::node* redirect = reader.get("redirect");
+    if (!has_root && !has_proxy && !respond && !redirect && !has_rewrite) {
+        diagnostics.error(location.where, label +
+                                              ": needs something to do: root, alias, proxy, "
+                                              "respond, redirect or rewrite");
+    }
+    if (redirect && (has_root || has_proxy || respond || has_rewrite)) {
+        diagnostics.error(redirect->source(), label +
+                                                  ": redirect answers every request: it cannot be "
+                                                  "combined with root, alias, proxy, respond or "
+                                                  "rewrite");
     }
     if (respond && (has_root || has_proxy)) {
         diagnostics.error(respond->source(),
@@ -219,6 +233,7 @@ LocationConfig read_location(const toml::table& table, size_t number, LoadContex
         read_respond(*respond, label, context.diagnostics, location);
     }
     read_header_rules(reader, context.diagnostics, location);
+    read_rules(reader, label, context.diagnostics, location);
     read_compression(reader, label, context.diagnostics, location);
     check_actions(reader, label, context.diagnostics, location);
     reader.finish();

@@ -98,6 +98,10 @@ void read_header_rules(TableReader& reader, Diagnostics& diagnostics, LocationCo
 void read_compression(TableReader& reader, const std::string& label, Diagnostics& diagnostics,
                       LocationConfig& location);
 
+// A location's redirect, rewrite and error_pages keys (load_rules.cpp).
+void read_rules(TableReader& reader, const std::string& label, Diagnostics& diagnostics,
+                LocationConfig& location);
+
 // Why `path` cannot serve files (strerror's text), or "" when it can.
 std::string unusable_directory(const std::string& path);
 

@@ -4,6 +4,7 @@
 #include <netinet/in.h>
 
 #include "http/header_text.hpp"
+#include "http/path_encoding.hpp"
 
 namespace portico::proxy {
 

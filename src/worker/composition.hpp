@@ -21,6 +21,10 @@
 #include "static/location_files.hpp"
 #include "static/mime.hpp"
 
+namespace portico::rules {
+class ErrorPages;
+}
+
 namespace portico::worker {
 
 class Composition {
@@ -53,6 +57,8 @@ private:
     std::vector<std::unique_ptr<proxy::Upstream>> upstreams_;
     // The root or alias folder of each static location, opened once.
     std::vector<std::unique_ptr<staticfiles::LocationFiles>> location_files_;
+    // Only when a location has error_pages; before the filters that use it.
+    std::unique_ptr<rules::ErrorPages> error_pages_;
     // Declared last: they refer to the members above.
     std::vector<std::unique_ptr<http::RequestStep>> steps_;
     std::vector<std::unique_ptr<http::Handler>> handlers_;

@@ -308,7 +308,7 @@ const BrokenConfig broken_configs[] = {
      "listen = [\"127.0.0.1:0\"]\n"
      "[[location]]\n"
      "prefix = \"/\"\n",
-     "3:1", "location '/': needs something to do: root, alias, proxy or respond"},
+     "3:1", "location '/': needs something to do: root, alias, proxy, respond"},
     {"respond with proxy",
      "[server]\n"
      "listen = [\"127.0.0.1:0\"]\n"
