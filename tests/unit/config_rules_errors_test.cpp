@@ -38,7 +38,7 @@ const BrokenRule broken_rules[] = {
      "7:12", "redirect answers every request: it cannot be combined with root"},
     {"a redirect beside a rewrite",
      "prefix = \"/a/\"\nrewrite = [{ from = '^/a', to = '/b' }]\nredirect = { to = \"/x\" }\n",
-     "7:12", "cannot be combined with root, proxy, respond or rewrite"},
+     "7:12", "cannot be combined with root, alias, proxy, respond"},
     {"a redirect that is not a table", "prefix = \"/a/\"\nredirect = \"/x\"\n", "6:12",
      "redirect: expected a table"},
     {"a capture a regex location does not have",
