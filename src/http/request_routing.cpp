@@ -1,10 +1,25 @@
 #include "http/request_routing.hpp"
 
 #include "core/log.hpp"
+#include "http/path_encoding.hpp"
+#include "http/redirect_response.hpp"
 #include "core/log_throttle.hpp"
 #include "http/template_expand.hpp"
 
 namespace portico::http {
+
+void answer_add_slash(const Request& request, Exchange& client) {
+    // From the normalized path, percent-encoded: it can't become "//host"
+    // (an open redirect), as the static directory redirect.
+    std::string location;
+    append_encoded_path(location, request.normalized_path);
+    location += '/';
+    if (!request.query.empty()) {
+        location += '?';
+        location += request.query;
+    }
+    answer_redirect(client, 301, location, status_text(301));
+}
 
 void answer_reroute_loop(ServerContext& server, const Request& request, Exchange& client) {
     static core::LogThrottle throttle;

@@ -16,6 +16,9 @@
 
 namespace portico::http {
 
+// 301 to the request's path with a slash added, its query kept.
+void answer_add_slash(const Request& request, Exchange& client);
+
 // 500 for a request rerouted more than max_reroutes times (a rewrite or
 // error page loop), logged at most once a second.
 void answer_reroute_loop(ServerContext& server, const Request& request, Exchange& client);
@@ -39,6 +42,7 @@ enum class LocationChoice : uint8_t {
     found,              // `location` is set: serve it
     answered,           // a step answered on `client`
     no_match,           // no location matches the path
+    add_slash,          // a proxied prefix's path without its slash (router::Router::add_slash)
     too_many_reroutes,  // more than max_reroutes: a rewrite or error page loop
 };
 
@@ -53,7 +57,8 @@ enum class LocationChoice : uint8_t {
     for (int reroutes = 0;; ++reroutes) {
         location = router.match(request.normalized_path);
         if (location < 0) [[unlikely]]
-            return LocationChoice::no_match;
+            return location == router::Router::add_slash ? LocationChoice::add_slash
+                                                         : LocationChoice::no_match;
         StepResult result = StepResult::next;
         for (RequestStep* step : server.serving[static_cast<size_t>(location)].steps)
             if ((result = step->answer(request, client)) != StepResult::next) break;
@@ -92,6 +97,10 @@ enum class LocationChoice : uint8_t {
         return false;
     case LocationChoice::no_match:
         client.respond_text(404, status_text(404));
+        return false;
+    case LocationChoice::add_slash:
+        state.location = -1;
+        answer_add_slash(request, client);
         return false;
     case LocationChoice::too_many_reroutes:
         answer_reroute_loop(server, request, client);

@@ -207,6 +207,9 @@ int RequestParser::on_headers_complete(llhttp_t* parser) {
     if (!request.authority.empty()) request.host = request.authority;
     if (request.version_minor == 1 && request.host.data() == nullptr)
         return self.fail(400, "HTTP/1.1 request without a Host header");
+    // An empty Host names no site: nginx answers 400 too.
+    if (request.host.data() != nullptr && request.host.empty())
+        return self.fail(400, "empty Host header");
     if (!http::is_valid_host(request.host)) return self.fail(400, "invalid Host header");
     // RFC 9112 6.1: Transfer-Encoding in an HTTP/1.0 request means faulty
     // framing (a 1.0 hop may not have understood it); 400 and close, as nginx.

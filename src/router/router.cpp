@@ -43,6 +43,16 @@ Router::Router(const std::vector<config::LocationConfig>& locations,
             break;
         }
     }
+    // nginx's auto-redirect: "/api" is sent to "/api/" when that prefix is
+    // proxied (an exact "/api" of the file wins: emplace keeps it).
+    for (size_t i : indices) {
+        const config::LocationConfig& location = locations[i];
+        if (location.match == config::MatchKind::prefix && location.upstream &&
+            location.pattern.size() > 1 && location.pattern.ends_with('/')) {
+            std::string_view without_slash(location.pattern.data(), location.pattern.size() - 1);
+            exact_.emplace(without_slash, add_slash);
+        }
+    }
     // Stable, so among equal prefixes the first in file order is met first.
     std::stable_sort(prefixes_.begin(), prefixes_.end(), [](const Prefix& a, const Prefix& b) {
         return a.text.size() > b.text.size();

@@ -35,7 +35,11 @@ public:
     //   2. the longest matching prefix, if it has stop_regex;
     //   3. the first regex location, in file order, that matches anywhere;
     //   4. the longest matching prefix; none: -1.
+    // Before 2., a path that is a proxied prefix location without its
+    // trailing slash ("/api" for "/api/") is add_slash: nginx answers it
+    // with a 301 to the path with the slash (its auto-redirect).
     int match(std::string_view path) const;
+    static constexpr int add_slash = -2;
 
 private:
     struct Prefix {

@@ -112,6 +112,7 @@ void ErrorPages::serve(const config::Template& uri, int status, http::Exchange& 
         case http::LocationChoice::answered:
             break;
         case http::LocationChoice::no_match:
+        case http::LocationChoice::add_slash:
             page.respond_text(404, http::status_text(404));
             break;
         case http::LocationChoice::too_many_reroutes:

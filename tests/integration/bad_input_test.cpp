@@ -121,6 +121,9 @@ TEST_CASE("bad requests get their status and harm nobody else", "[bad-input]") {
          true},
         {"Host climbing like a path", "GET / HTTP/1.1\r\nHost: ../../etc\r\n\r\n", 400, true},
         {"Host with a bad port", "GET / HTTP/1.1\r\nHost: a.test:80x\r\n\r\n", 400, true},
+        // It names no site (nginx: 400 too); HTTP/1.0 without Host goes to the default.
+        {"an empty Host", "GET / HTTP/1.1\r\nHost: \r\n\r\n", 400, true},
+        {"an empty Host in HTTP/1.0", "GET / HTTP/1.0\r\nHost:\r\n\r\n", 400, true},
         {"absolute-form target with a bad authority", "GET http://a b/ HTTP/1.1\r\nHost: t\r\n\r\n",
          400, true},
     };

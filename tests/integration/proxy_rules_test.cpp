@@ -293,3 +293,32 @@ TEST_CASE("every proxied request carries an X-Request-ID of its own", "[proxy-ru
         CHECK(is_request_id(mine.substr(4)));
     }
 }
+
+TEST_CASE("a proxied prefix's path without its slash is redirected to it, as nginx does",
+          "[proxy-rules]") {
+    UpstreamServer upstream;
+    Portico portico(rules_config("[[location]]\nprefix = \"/api/\"\nproxy = \"{upstream}\"\n"
+                                 "[[location]]\nprefix = \"/files/\"\nproxy = \"{upstream}\"\n"
+                                 "[[location]]\nexact = \"/files\"\nrespond = { body = \"mine\" }\n"
+                                 "[[location]]\nprefix = \"/\"\nrespond = { body = \"spa\" }\n",
+                                 "http://" + upstream.address()));
+    for (Protocol protocol : {Protocol::http1, Protocol::http2}) {
+        INFO((protocol == Protocol::http1 ? "HTTP/1.1" : "HTTP/2"));
+        auto answer = get(protocol, portico.port(), "/api?page=2");
+        REQUIRE(answer);
+        CHECK(answer->status == 301);
+        CHECK(answer->header("location") == "/api/?page=2");
+        // An exact location of the file wins over the redirect.
+        answer = get(protocol, portico.port(), "/files");
+        REQUIRE(answer);
+        CHECK(answer->status == 200);
+        CHECK(answer->body == "mine");
+        // Only the path itself: a longer one is the other locations'.
+        answer = get(protocol, portico.port(), "/apix");
+        REQUIRE(answer);
+        CHECK(answer->body == "spa");
+        answer = get(protocol, portico.port(), "/api/x");
+        REQUIRE(answer);
+        CHECK(upstream.last_request().target == "/api/x");
+    }
+}
