@@ -4,7 +4,7 @@ import json
 import re
 import urllib.parse
 
-ECHO_FIELDS = ("method", "target", "body")
+ECHO_FIELDS = ("instance", "method", "target", "body")
 
 
 def without_port(text, port):
@@ -14,8 +14,8 @@ def without_port(text, port):
 
 
 def reduce_echo(line, echo_headers, port):
-    """The app's echo, reduced to what the scenario compares (never the
-    instance that answered: which one ip_hash picks is each server's own)."""
+    """The app's echo, reduced to what the scenario compares: which app
+    answered, what it received."""
     echo = json.loads(line)
     reduced = {name: echo[name] for name in ECHO_FIELDS}
     reduced["headers"] = {name: echo["headers"].get(name) for name in echo_headers}
@@ -62,6 +62,9 @@ def reduce(answer, request, port, scenario):
         reduced[spec] = (value is not None) if spec.endswith("?") else (
             value if value is None else without_port(value, port))
     body, instance = reduce_body(answer, scenario.ECHO_HEADERS + request.echo_extra, port)
+    if getattr(scenario, "INSTANCE_VARIES", False) and isinstance(body, dict):
+        # Which instance a balancer picks is each server's own choice.
+        (body.get("echo") or body).pop("instance", None)
     if request.compare_body:
         reduced["body"] = body
     return reduced, instance

@@ -5,6 +5,7 @@ the app's public/ folder served from disk and everything else proxied."""
 from scenario import NGINX_PROXY_HEADERS, PROXY_ECHO_HEADERS, Request, write_files
 
 UPSTREAMS = {"meteor1": "tcp", "meteor2": "tcp"}
+INSTANCE_VARIES = True  # which of the two ip_hash picks: compared by check() below
 RESPONSE_HEADERS = ["cache-control", "upgrade", "sec-websocket-accept"]
 ECHO_HEADERS = PROXY_ECHO_HEADERS + ["upgrade", "sec-websocket-key", "sec-websocket-version"]
 
