@@ -1,12 +1,13 @@
 """A single-page app and its API (the React/Vue deployment guides' config):
 the built dist/ folder with the index.html fallback for client-side
-routes, /api/ proxied with the prefix replaced (/api/x -> /v1/x), a
+routes, /api/ proxied with the prefix replaced (/api/x -> /v1/x) and
+the app's X-Powered-By hidden, a
 maintenance page when the API is down or answers 502/503, and an old
 section moved permanently."""
 from scenario import NGINX_PROXY_HEADERS, PROXY_ECHO_HEADERS, Request, write_files
 
 UPSTREAMS = {"app": "tcp"}
-RESPONSE_HEADERS = ["content-type"]
+RESPONSE_HEADERS = ["content-type", "x-powered-by"]
 ECHO_HEADERS = PROXY_ECHO_HEADERS
 
 INDEX = "<!doctype html><div id=root></div><script src=/assets/app.js></script>\n"
@@ -39,6 +40,7 @@ def nginx(c):
         location /api/ {{
             proxy_pass http://app/v1/;{NGINX_PROXY_HEADERS}
             proxy_set_header Connection "";
+            proxy_hide_header X-Powered-By;
             proxy_intercept_errors on;
             error_page 502 503 /maintenance.html;
         }}
@@ -64,6 +66,7 @@ try_files = ["$uri", "$uri/", "/index.html"]
 [[location]]
 prefix = "/api/"
 proxy = "http://{c.upstreams["app"]}/v1/"
+hide_headers = ["X-Powered-By"]
 error_pages = {maintenance}
 
 [[location]]
@@ -112,6 +115,8 @@ REQUESTS = [
             method="POST", headers=[("Content-Type", "application/json")],
             body=b'{"name":"ada"}'),
     Request("/api/", HOST, {"status": 200, "echo": {"target": "/v1/"}}),
+    Request("/api/powered", HOST, {"status": 200, "headers": {"x-powered-by": None},
+                                   "echo": {"target": "/v1/powered"}}),
     # The app's own 503 and a service that is not running: the maintenance
     # page, with the original status.
     Request("/api/down", HOST, {"status": 503, "body_file": "dist/maintenance.html"}),
