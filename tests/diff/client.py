@@ -59,6 +59,20 @@ def read_until(sock, data, marker):
 
 
 def fetch(port, request):
+    """fetch_once, where a server that does not answer in time, refuses or
+    resets is an answer too ("timeout", "refused", "reset": a crashed
+    server shows as a difference, not as a traceback)."""
+    try:
+        return fetch_once(port, request)
+    except socket.timeout:
+        return Answer("timeout")
+    except ConnectionRefusedError:
+        return Answer("refused")
+    except (ConnectionResetError, BrokenPipeError):
+        return Answer("reset")
+
+
+def fetch_once(port, request):
     """Sends one request to 127.0.0.1:port and reads the answer; a WebSocket
     upgrade gets a line sent through the tunnel, and the body is what came
     back through it (the app's echo line, then the line)."""
@@ -69,7 +83,7 @@ def fetch(port, request):
         try:
             data = read_until(sock, b"", b"\r\n\r\n")
         except ConnectionResetError:
-            data = b""
+            data = b""  # nginx's 444 may reset instead of closing
         if b"\r\n\r\n" not in data:
             return Answer("closed")
         head, _, rest = data.partition(b"\r\n\r\n")

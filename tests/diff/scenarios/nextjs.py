@@ -91,6 +91,8 @@ REQUESTS = [
     # Not hidden in this config: the app's X-Powered-By goes out.
     Request("/api/powered", HOST, {"status": 200, "headers": {"x-powered-by": "Express"}}),
     Request("/api/down", HOST, {"status": 503, "body": "app down\n"}),
-    # Above the alias: the normalized path /secret.txt is the app's.
-    Request("/_next/static/../../secret.txt", HOST, {"status": 200}),
+    # Above the alias: the normalized path /secret.txt is the app's, and the
+    # target goes to it as the client sent it.
+    Request("/_next/static/../../secret.txt", HOST,
+            {"status": 200, "echo": {"target": "/_next/static/../../secret.txt"}}),
 ]
