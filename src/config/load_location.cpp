@@ -94,22 +94,6 @@ void read_match(TableReader& reader, const std::string& label, Diagnostics& diag
     }
 }
 
-// Why `path` cannot serve files, or "" when it can.
-std::string unusable_directory(const std::string& path) {
-    struct stat info {};
-    if (::stat(path.c_str(), &info) != 0) {
-        return std::strerror(errno);
-    }
-    if (!S_ISDIR(info.st_mode)) {
-        return std::strerror(ENOTDIR);
-    }
-    // Listing needs R, opening files below needs X.
-    if (::access(path.c_str(), R_OK | X_OK) != 0) {
-        return std::strerror(errno);
-    }
-    return {};
-}
-
 void read_root(TableReader& reader, const std::string& label, LoadContext& context,
                LocationConfig& location) {
     std::string text;
@@ -226,20 +210,20 @@ void require_companion(TableReader& reader, std::string_view key, bool has_compa
 
 void check_actions(TableReader& reader, const std::string& label, Diagnostics& diagnostics,
                    const LocationConfig& location) {
-    bool has_root = reader.table().contains("root");
+    bool has_root = reader.table().contains("root") || reader.table().contains("alias");
     bool has_proxy = reader.table().contains("proxy");
     const toml::node* respond = reader.get("respond");
     if (!has_root && !has_proxy && !respond) {
         diagnostics.error(location.where,
-                          label + ": needs something to do: root, proxy or respond");
+                          label + ": needs something to do: root, alias, proxy or respond");
     }
     if (respond && (has_root || has_proxy)) {
         diagnostics.error(respond->source(),
-                          label + ": respond cannot be combined with root or proxy");
+                          label + ": respond cannot be combined with root, alias or proxy");
     }
-    for (std::string_view key :
-         {"index", "gzip_static", "precompressed", "cache_control", "dotfiles", "tcp_nopush"}) {
-        require_companion(reader, key, has_root, "root", diagnostics);
+    for (std::string_view key : {"index", "gzip_static", "precompressed", "cache_control",
+                                 "dotfiles", "tcp_nopush", "expires"}) {
+        require_companion(reader, key, has_root, "root or alias", diagnostics);
     }
     require_companion(reader, "compress", has_root || has_proxy, "root or proxy", diagnostics);
     for (std::string_view key : {"preserve_host", "websocket"}) {
@@ -275,6 +259,7 @@ LocationConfig read_location(const toml::table& table, size_t number, LoadContex
     if (const toml::node* proxy = reader.get("proxy")) {
         location.upstream = resolve_proxy(*proxy, reader.field("proxy"), context, upstreams);
     }
+    read_static_rules(reader, context, upstreams, location);
     reader.read_bool("preserve_host", location.preserve_host);
     reader.read_bool("websocket", location.websocket);
     if (const toml::node* respond = reader.get("respond")) {
@@ -304,6 +289,21 @@ void check_duplicate(const LocationConfig& location, const std::string& label,
 }
 
 }  // namespace
+
+std::string unusable_directory(const std::string& path) {
+    struct stat info {};
+    if (::stat(path.c_str(), &info) != 0) {
+        return std::strerror(errno);
+    }
+    if (!S_ISDIR(info.st_mode)) {
+        return std::strerror(ENOTDIR);
+    }
+    // Listing needs R, opening files below needs X.
+    if (::access(path.c_str(), R_OK | X_OK) != 0) {
+        return std::strerror(errno);
+    }
+    return {};
+}
 
 void read_locations(const toml::node& node, LoadContext& context,
                     std::vector<UpstreamConfig>& upstreams,

@@ -74,6 +74,14 @@ std::optional<size_t> resolve_proxy(const toml::node& value, std::string_view fi
 void read_compression(TableReader& reader, const std::string& label, Diagnostics& diagnostics,
                       LocationConfig& location);
 
+// Why `path` cannot serve files (strerror's text), or "" when it can.
+std::string unusable_directory(const std::string& path);
+
+// A location's alias, expires and try_files keys (after its match, root,
+// cache_control and proxy are read).
+void read_static_rules(TableReader& reader, LoadContext& context,
+                       const std::vector<UpstreamConfig>& upstreams, LocationConfig& location);
+
 void read_locations(const toml::node& node, LoadContext& context,
                     std::vector<UpstreamConfig>& upstreams, std::vector<LocationConfig>& locations);
 

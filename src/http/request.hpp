@@ -48,6 +48,9 @@ struct Request {
     // query): the proxy then sends those, not the target as received.
     bool uri_changed = false;
     std::string rewritten_query;  // what `query` views after a rewrite that set arguments
+    // try_files found none of its files and ends with "@UPSTREAM": the
+    // location's static files are skipped and that upstream answers.
+    bool skip_static_files = false;
     // $request_id, made on first use (request_id()); empty until then.
     std::string_view request_id;
     char request_id_text[32];

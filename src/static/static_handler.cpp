@@ -1,9 +1,6 @@
 #include "static/static_handler.hpp"
 
-#include <fcntl.h>
 #include <llhttp.h>
-#include <limits.h>
-#include <stdlib.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -18,14 +15,6 @@
 namespace portico::staticfiles {
 
 namespace {
-
-// Any segment starting with '.' (".env", ".git/config"): hidden unless the
-// location says dotfiles = true.
-bool has_dot_segment(std::string_view path) {
-    for (size_t i = 0; i + 1 < path.size(); ++i)
-        if (path[i] == '/' && path[i + 1] == '.') return true;
-    return false;
-}
 
 // Percent-encodes what may not stand in a path as it is (RFC 3986 3.3),
 // and the backslash, which browsers treat as a slash.
@@ -46,30 +35,20 @@ void append_encoded_path(std::string& out, std::string_view path) {
     }
 }
 
-Root open_root(const std::string& path) {
-    Root root;
-    root.fd.reset(::open(path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-    char real[PATH_MAX];
-    if (!root.fd || ::realpath(path.c_str(), real) == nullptr) {
-        log::error("root '{}' cannot be opened: {}; its location answers 500 until a reload", path,
-                   std::strerror(errno));
-        root.fd.reset();
-        return root;
-    }
-    root.real_path = real;
-    if (root.real_path.size() > 1 && root.real_path.back() == '/') root.real_path.pop_back();
-    return root;
-}
-
 }  // namespace
 
-StaticHandler::StaticHandler(const config::LocationConfig& location, FileCache& cache,
-                             const MimeTypes& mime)
+StaticHandler::StaticHandler(const config::LocationConfig& location, const LocationFiles& files,
+                             FileCache& cache, const MimeTypes& mime)
     : location_(location),
       cache_(cache),
       mime_(mime),
-      root_(open_root(*location.root)),
-      falls_through_(location.upstream.has_value()) {}
+      files_(files),
+      root_(files.root()),
+      falls_through_(location.upstream.has_value() ||
+                     (location.try_files &&
+                      location.try_files->fallback == config::TryFilesConfig::Fallback::upstream)) {
+    if (location.expires) expires_.emplace(*location.expires, location.cache_control);
+}
 
 bool StaticHandler::serve(http::Exchange& exchange) {
     const http::Request& request = exchange.request();
@@ -89,9 +68,14 @@ bool StaticHandler::serve(http::Exchange& exchange) {
         respond(exchange, 400);
         return true;
     }
-    if (!location_.dotfiles && has_dot_segment(path)) return not_found(exchange);
+    // try_files found no file and ends with @upstream: that one answers.
+    if (request.skip_static_files) [[unlikely]]
+        return false;
+    std::optional<std::string_view> mapped = files_.relative(path);
+    if (!mapped) return not_found(exchange);
+    std::string_view relative = *mapped;
+    if (!location_.dotfiles && has_hidden_segment(relative)) return not_found(exchange);
 
-    std::string_view relative = std::string_view(path).substr(1);
     int error = 0;
     std::shared_ptr<const OpenFile> file = cache_.open(root_, relative, error);
     if (!file) {
@@ -238,7 +222,9 @@ bool StaticHandler::not_found(http::Exchange& exchange) {
 
 void StaticHandler::add_common_headers(http::Exchange& exchange, int status) {
     if (!location_.precompressed.empty()) exchange.add_header("Vary", "Accept-Encoding");
-    if (location_.cache_control && status < 400)
+    if (expires_)
+        expires_->add(exchange, status);
+    else if (location_.cache_control && status < 400)
         exchange.add_header("Cache-Control", *location_.cache_control);
 }
 

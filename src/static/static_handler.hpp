@@ -1,4 +1,5 @@
-// root = "DIR": answers GET and HEAD from the files under DIR. It finds the
+// root = "DIR" or alias = "DIR": answers GET and HEAD from the files under
+// DIR (static/location_files.hpp maps a path to its file). It finds the
 // file and describes the response; the validators, ranges and the choice of
 // a precompressed sidecar are separate pieces (conditional, range,
 // compress/accept_encoding), and compression on the fly is a filter after
@@ -10,14 +11,18 @@
 
 #include "config/config.hpp"
 #include "http/exchange.hpp"
+#include "http/expires.hpp"
 #include "static/file_cache.hpp"
+#include "static/location_files.hpp"
 #include "static/mime.hpp"
 
 namespace portico::staticfiles {
 
 class StaticHandler final : public http::Handler {
 public:
-    StaticHandler(const config::LocationConfig& location, FileCache& cache, const MimeTypes& mime);
+    // `files` outlives the handler.
+    StaticHandler(const config::LocationConfig& location, const LocationFiles& files,
+                  FileCache& cache, const MimeTypes& mime);
     bool serve(http::Exchange& exchange) override;
 
 private:
@@ -36,8 +41,12 @@ private:
     const config::LocationConfig& location_;
     FileCache& cache_;
     const MimeTypes& mime_;
-    Root root_;
-    bool falls_through_;  // a proxy on the same location takes what we have no file for
+    const LocationFiles& files_;
+    const Root& root_;
+    // A proxy on the same location, or try_files' @upstream, takes what we
+    // have no file for.
+    bool falls_through_;
+    std::optional<http::ExpiresHeaders> expires_;
     std::string scratch_;  // reused for redirect targets and sidecar paths
 };
 

@@ -5,6 +5,7 @@
 #include "http/respond_handler.hpp"
 #include "proxy/proxy_handler.hpp"
 #include "static/static_handler.hpp"
+#include "static/try_files_step.hpp"
 
 namespace portico::worker {
 
@@ -28,12 +29,24 @@ Composition::Composition(http::ServerContext& server, uint16_t https_port)
             handlers_.push_back(std::move(handler));
         };
         if (location.respond) add(std::make_unique<http::RespondHandler>(*location.respond));
-        if (location.root)
-            add(std::make_unique<staticfiles::StaticHandler>(location, file_cache_, mime_));
-        if (location.upstream)
-            add(std::make_unique<proxy::ProxyHandler>(*upstreams_[*location.upstream],
-                                                      server.buffers, upstream_buffers_,
-                                                      server.poller));
+        if (location.root || location.alias) {
+            location_files_.push_back(std::make_unique<staticfiles::LocationFiles>(location));
+            const staticfiles::LocationFiles& files = *location_files_.back();
+            if (location.try_files) {
+                steps_.push_back(
+                    std::make_unique<staticfiles::TryFilesStep>(location, files, file_cache_));
+                serving.steps.push_back(steps_.back().get());
+            }
+            add(std::make_unique<staticfiles::StaticHandler>(location, files, file_cache_, mime_));
+        }
+        // try_files' "@UPSTREAM" is the upstream after the files, as a proxy
+        // on the location would be (the config allows only one of them).
+        std::optional<size_t> upstream = location.upstream;
+        if (location.try_files && location.try_files->upstream)
+            upstream = location.try_files->upstream;
+        if (upstream)
+            add(std::make_unique<proxy::ProxyHandler>(*upstreams_[*upstream], server.buffers,
+                                                      upstream_buffers_, server.poller));
         if (location.compress) {
             // A compressing stream's output block is an upstream read's
             // size: one chunk per 64 KiB of compressed bytes at most.

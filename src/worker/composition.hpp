@@ -17,6 +17,7 @@
 #include "http/server_context.hpp"
 #include "proxy/upstream.hpp"
 #include "static/file_cache.hpp"
+#include "static/location_files.hpp"
 #include "static/mime.hpp"
 
 namespace portico::worker {
@@ -49,6 +50,8 @@ private:
     // the filters, whose encoders give it back when they go.
     compress::EncoderMemory encoder_memory_{8 * 1024 * 1024};
     std::vector<std::unique_ptr<proxy::Upstream>> upstreams_;
+    // The root or alias folder of each static location, opened once.
+    std::vector<std::unique_ptr<staticfiles::LocationFiles>> location_files_;
     // Declared last: they refer to the members above.
     std::vector<std::unique_ptr<http::RequestStep>> steps_;
     std::vector<std::unique_ptr<http::Handler>> handlers_;

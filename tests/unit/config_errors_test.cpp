@@ -311,7 +311,7 @@ const BrokenConfig broken_configs[] = {
      "listen = [\"127.0.0.1:0\"]\n"
      "[[location]]\n"
      "prefix = \"/\"\n",
-     "3:1", "location '/': needs something to do: root, proxy or respond"},
+     "3:1", "location '/': needs something to do: root, alias, proxy or respond"},
     {"respond with proxy",
      "[server]\n"
      "listen = [\"127.0.0.1:0\"]\n"
@@ -319,7 +319,7 @@ const BrokenConfig broken_configs[] = {
      "prefix = \"/\"\n"
      "proxy = \"http://127.0.0.1:3000\"\n"
      "respond = { status = 204 }\n",
-     "6:11", "location '/': respond cannot be combined with root or proxy"},
+     "6:11", "location '/': respond cannot be combined with root, alias or proxy"},
     {"respond status out of range",
      "[server]\n"
      "listen = [\"127.0.0.1:0\"]\n"
