@@ -42,6 +42,17 @@ def reduce_body(answer, echo_headers, port):
         return f"<{len(body)} bytes>", None
 
 
+def media_type(value):
+    """Content-Type as both must agree on: the media type. nginx's
+    mime.types sends no charset and the old application/javascript; portico's
+    table (the spec's) adds charset=utf-8 to text and says text/javascript
+    (RFC 9239 made it the one name)."""
+    if value is None:
+        return None
+    media = value.split(";")[0].strip().lower()
+    return "text/javascript" if media == "application/javascript" else media
+
+
 def location(answer, request, port):
     """Resolved against the URL the client asked (http://HOST/target), so
     that "/new/x" and "http://HOST/new/x" compare equal."""
@@ -59,6 +70,10 @@ def reduce(answer, request, port, scenario):
     for spec in scenario.RESPONSE_HEADERS:
         name = spec.rstrip("?")
         value = answer.header(name)
+        if name == "content-type":
+            if not request.compare_body:
+                continue  # the type of a body each server writes its own way
+            value = media_type(value)
         reduced[spec] = (value is not None) if spec.endswith("?") else (
             value if value is None else without_port(value, port))
     body, instance = reduce_body(answer, scenario.ECHO_HEADERS + request.echo_extra, port)
