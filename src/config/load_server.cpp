@@ -147,7 +147,7 @@ void read_server(const toml::node* node, LoadContext& context, ServerConfig& ser
     }
     TableReader reader(*table, "server.", "[server]", context.diagnostics);
     if (reader.require("listen", "listen = [\"127.0.0.1:8080\"]")) {
-        reader.read_addresses("listen", server.listen, HostNames::refused);
+        read_listen(reader, "listen", context, server.listen);
     }
     read_workers(reader, server.workers);
     reader.read_bounded("max_connections", server.max_connections, 1u, UINT32_MAX);
@@ -171,6 +171,7 @@ void read_server(const toml::node* node, LoadContext& context, ServerConfig& ser
     if (reader.read_choice("worker_scheduling", scheduling,
                            {{"batch", WorkerScheduling::batch}, {"normal", WorkerScheduling::normal}}))
         server.worker_scheduling = scheduling;
+    read_address_ranges(reader, "trusted_proxies", server.trusted_proxies);
     reader.finish();
 }
 

@@ -63,7 +63,7 @@ void read_tls(const toml::node& node, LoadContext& context, const ServerConfig& 
     TableReader reader(*table, "tls.", "[tls]", context.diagnostics);
     TlsConfig read;
     if (reader.require("listen", "listen = [\"0.0.0.0:443\"]") &&
-        reader.read_addresses("listen", read.listen, HostNames::refused)) {
+        read_listen(reader, "listen", context, read.listen)) {
         // With SO_REUSEPORT both binds would succeed and the kernel would
         // mix TLS and cleartext clients on one port.
         for (const SocketAddress& address : read.listen) {

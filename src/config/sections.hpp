@@ -51,6 +51,15 @@ bool is_port_zero(const SocketAddress& address);
 const toml::table* expect_table(const toml::node& node, std::string_view name,
                                 LoadContext& context);
 
+// `listen` of [server] or [tls]: "IP:port" strings, or tables
+// { address = "IP:port", proxy_protocol = true } (config/load_listen.cpp).
+bool read_listen(TableReader& reader, std::string_view key, LoadContext& context,
+                 std::vector<SocketAddress>& out);
+
+// An array of "IP/BITS" or "IP" (config/address_range.hpp), each bad entry
+// reported at its own position; `out` is set only when all are good.
+bool read_address_ranges(TableReader& reader, std::string_view key, std::vector<AddressRange>& out);
+
 void read_server(const toml::node* node, LoadContext& context, ServerConfig& server);
 void read_log(const toml::node& node, LoadContext& context, LogConfig& log);
 void read_metrics(const toml::node& node, LoadContext& context, const ServerConfig& server,

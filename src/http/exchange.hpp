@@ -48,7 +48,12 @@ class Exchange {
 public:
     virtual const Request& request() const = 0;
     virtual const config::LocationConfig& location() const = 0;
+    // The client the request is from: the connection's peer (or the address
+    // its PROXY header gave), unless a trusted proxy named another in
+    // X-Forwarded-For (http/forwarded_client.hpp replaces it then). What
+    // $remote_addr, the access log, ip_hash and X-Real-IP see.
     virtual const PeerAddress& client_address() const = 0;
+    virtual void set_client_address(const PeerAddress& address) = 0;
 
     // A response is: begin_response, any add_header, any send_body/send_file,
     // end_response. `content_length` is the exact body length (also for HEAD,

@@ -41,6 +41,9 @@ public:
     const Request& request() const override { return client_->request(); }
     const config::LocationConfig& location() const override { return client_->location(); }
     const PeerAddress& client_address() const override { return client_->client_address(); }
+    void set_client_address(const PeerAddress& address) override {
+        client_->set_client_address(address);
+    }
     void begin_response(int status, uint64_t content_length) override;
     void begin_streamed_response(int status) override;
     void add_header(std::string_view name, std::string_view value) override;

@@ -12,7 +12,7 @@ void log_finished_request(ServerContext& server, const FinishedRequest& finished
     const Request& request = finished.request;
     char ip[INET6_ADDRSTRLEN];
     metrics::AccessRecord entry;
-    entry.client_ip = format_ip(finished.peer, ip, sizeof ip);
+    entry.client_ip = format_ip(finished.state.client, ip, sizeof ip);
     entry.time = time(nullptr) - static_cast<time_t>(duration_ns / 1'000'000'000);
     entry.method = request.method_name;
     entry.target = request.target;

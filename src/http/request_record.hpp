@@ -18,8 +18,7 @@ namespace portico::http {
 
 struct FinishedRequest {
     const Request& request;  // what was parsed of it (no method: the line was not)
-    const RequestState& state;  // location, timeline, the proxy's part
-    const PeerAddress& peer;
+    const RequestState& state;              // client, location, timeline, the proxy's part
     const transport::Transport& transport;  // the connection's: TLS or not
     int status = 0;
     uint64_t response_bytes = 0;  // written to the client, head and body

@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "http/exchange.hpp"
+#include "http/peer_address.hpp"
 
 namespace portico::http {
 
@@ -17,6 +18,8 @@ struct RequestState {
     // The request timeline (uv_hrtime), for the counters and the access log.
     uint64_t start_ns = 0;
     int location = -1;  // -1: none (yet), or answered without one
+    // Set from the connection's peer when the request starts (Exchange::client_address).
+    PeerAddress client{};
     bool handler_started = false;
     ExchangeListener* listener = nullptr;
 
@@ -47,6 +50,8 @@ struct RequestState {
 // moves it from request to request).
 class ServedExchange : public Exchange {
 public:
+    const PeerAddress& client_address() const final { return request_state_->client; }
+    void set_client_address(const PeerAddress& address) final { request_state_->client = address; }
     void set_listener(ExchangeListener* listener) final { request_state_->listener = listener; }
     void set_upstream_timing(uint64_t upstream_ns, uint64_t connect_ns,
                              std::string_view server) final {

@@ -65,6 +65,7 @@ void ClientConnection::begin_request() {
     r_ = codec_state_pool().acquire(*this);
     request_state_ = r_;
     r_->start_ns = uv_hrtime();
+    r_->client = peer_;
 }
 
 void ClientConnection::release_request_state() {

@@ -54,7 +54,6 @@ public:
     // Exchange
     const http::Request& request() const override;
     const config::LocationConfig& location() const override;
-    const http::PeerAddress& client_address() const override { return peer_; }
     void begin_response(int status, uint64_t content_length) override;
     void begin_streamed_response(int status) override;
     void add_header(std::string_view name, std::string_view value) override;

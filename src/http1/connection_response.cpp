@@ -234,7 +234,6 @@ void ClientConnection::record_request(int status) {
     http::record_finished_request(
         server_, {.request = r_->parser.request(),
                   .state = *r_,
-                  .peer = peer_,
                   .transport = *transport_,
                   .status = status,
                   .response_bytes = begun ? bytes_sent_ - r_->response_start_bytes : 0,

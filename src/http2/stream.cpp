@@ -62,6 +62,7 @@ Stream::Stream(Session& session, int32_t id)
     : session_(session), id_(id), buffers_(session.take_buffers()) {
     request_state_ = &r_;
     r_.start_ns = uv_hrtime();
+    r_.client = session.carrier().peer();
     request_.headers = std::move(buffers_.request_headers);
     request_.version_major = 2;
     request_.version_minor = 0;
@@ -277,10 +278,6 @@ const config::LocationConfig& Stream::location() const {
     return session_.server().config.locations[static_cast<size_t>(r_.location)];
 }
 
-const http::PeerAddress& Stream::client_address() const {
-    return session_.carrier().peer();
-}
-
 void Stream::begin_response(int status, uint64_t content_length) {
     begin_streamed_response(status);
     if (!http::is_bodyless_status(status)) {
@@ -444,7 +441,6 @@ void Stream::record(int status) {
     Carrier& carrier = session_.carrier();
     http::record_finished_request(session_.server(), {.request = request_,
                                                       .state = r_,
-                                                      .peer = carrier.peer(),
                                                       .transport = carrier.transport(),
                                                       .status = status,
                                                       .response_bytes = body_bytes_});

@@ -104,7 +104,6 @@ public:
     // ---- http::Exchange ----
     const http::Request& request() const override { return request_; }
     const config::LocationConfig& location() const override;
-    const http::PeerAddress& client_address() const override;
     void begin_response(int status, uint64_t content_length) override;
     void begin_streamed_response(int status) override;
     void add_header(std::string_view name, std::string_view value) override;

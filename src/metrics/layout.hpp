@@ -43,6 +43,13 @@ inline constexpr std::array<std::string_view, 4> upstream_error_names = {"connec
 enum class TlsHandshake : uint8_t { full, resumed, failed };
 inline constexpr std::array<std::string_view, 3> tls_handshake_names = {"full", "resumed", "failed"};
 
+// Why a connection to a proxy_protocol listener was closed before its
+// PROXY header was complete: not a header, no header within header_timeout,
+// or the client closed in the middle of it.
+enum class ProxyProtocolError : uint8_t { invalid, timeout, truncated };
+inline constexpr std::array<std::string_view, 3> proxy_protocol_error_names = {"invalid", "timeout",
+                                                                               "truncated"};
+
 // Cache-line aligned so two entries never share a line with another slot's.
 struct alignas(64) LocationCounters {
     std::array<std::atomic<uint64_t>, status_slot_count> responses{};
@@ -106,6 +113,7 @@ struct alignas(64) SlotTotals {
     HistogramSlot tls_handshake_time;  // accept to handshake done, completed ones
     std::array<CompressionCounters, config::codings_by_preference.size()> compression{};  // by Coding
     Http2Counters http2;
+    std::array<std::atomic<uint64_t>, proxy_protocol_error_names.size()> proxy_protocol_errors{};
 };
 
 // Written by the master, except pid, which the worker sets when it attaches.

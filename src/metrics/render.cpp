@@ -107,6 +107,18 @@ void render_tls(PrometheusText& text, const Snapshot& snapshot) {
     text.histogram("portico_tls_handshake_seconds", "", snapshot.tls_handshake_time);
 }
 
+// Always present, zero without proxy_protocol listeners, like the TLS families.
+void render_proxy_protocol(PrometheusText& text, const Snapshot& snapshot) {
+    text.family("portico_proxy_protocol_errors_total", "counter",
+                "Connections to proxy_protocol listeners closed without a valid PROXY header, by "
+                "reason: invalid (not a header), timeout (none within header_timeout) or "
+                "truncated (the client closed inside it).");
+    for (size_t reason = 0; reason < proxy_protocol_error_names.size(); ++reason)
+        text.sample("portico_proxy_protocol_errors_total",
+                    labels({{"reason", proxy_protocol_error_names[reason]}}),
+                    snapshot.proxy_protocol_errors[reason]);
+}
+
 // Always present, zero without HTTP/2 clients, like the TLS families.
 void render_http2(PrometheusText& text, const Snapshot& snapshot) {
     text.family("portico_http2_sessions_total", "counter",
@@ -263,6 +275,7 @@ std::string render_prometheus(const Snapshot& snapshot) {
     text.sample("portico_connections_active", "", snapshot.connections_active);
     render_tls(text, snapshot);
     render_http2(text, snapshot);
+    render_proxy_protocol(text, snapshot);
     render_compression(text, snapshot);
     render_locations(text, snapshot);
     render_servers(text, snapshot);

@@ -104,6 +104,11 @@ void totals(JsonText& json, const Snapshot& snapshot) {
     json.close('}');
     json.field("goaways_sent", snapshot.http2.goaways_sent);
     json.close('}');
+    json.key("proxy_protocol_errors");
+    json.open('{');
+    for (size_t reason = 0; reason < proxy_protocol_error_names.size(); ++reason)
+        json.field(proxy_protocol_error_names[reason], snapshot.proxy_protocol_errors[reason]);
+    json.close('}');
     json.field("worker_restarts", snapshot.worker_restarts);
     json.key("config_reloads");
     json.open('{');

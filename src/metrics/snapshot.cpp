@@ -124,6 +124,8 @@ Snapshot read_snapshot(const Region& region) {
             for (size_t i = 0; i < snapshot.http2.resets.size(); ++i)
                 snapshot.http2.resets[i] += load(totals.http2.resets[i]);
             snapshot.http2.goaways_sent += load(totals.http2.goaways_sent);
+            for (size_t i = 0; i < snapshot.proxy_protocol_errors.size(); ++i)
+                snapshot.proxy_protocol_errors[i] += load(totals.proxy_protocol_errors[i]);
             const LocationCounters* locations = region.locations(slot);
             for (uint32_t i = 0; i < location_count; ++i)
                 worker.requests += add_location(snapshot.locations[i], locations[i]);

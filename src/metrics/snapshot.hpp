@@ -77,6 +77,8 @@ struct Snapshot {
     HistogramSnapshot tls_handshake_time{};  // accept to handshake done, full and resumed
     std::array<CompressionSnapshot, config::codings_by_preference.size()> compression{};  // by Coding
     Http2Snapshot http2{};
+    // by ProxyProtocolError
+    std::array<uint64_t, proxy_protocol_error_names.size()> proxy_protocol_errors{};
     uint64_t worker_restarts = 0;
     uint64_t config_reloads_ok = 0;
     uint64_t config_reloads_failed = 0;

@@ -23,6 +23,7 @@ void WorkerCounters::start_over() {
     totals_->upstream_retries.store(0, std::memory_order_relaxed);
     for (auto& handshakes : totals_->tls_handshakes) handshakes.store(0, std::memory_order_relaxed);
     totals_->tls_handshake_time.clear();
+    for (auto& errors : totals_->proxy_protocol_errors) errors.store(0, std::memory_order_relaxed);
     for (CompressionCounters& coding : totals_->compression) {
         coding.responses.store(0, std::memory_order_relaxed);
         coding.cache_hits.store(0, std::memory_order_relaxed);

@@ -41,6 +41,12 @@ public:
         if (result != TlsHandshake::failed) totals_->tls_handshake_time.record(ns);
     }
 
+    // A connection to a proxy_protocol listener closed without a valid header.
+    void proxy_protocol_failed(ProxyProtocolError reason) {
+        catch_up_with_reset();
+        bump(totals_->proxy_protocol_errors[static_cast<size_t>(reason)], uint64_t{1});
+    }
+
     void http2_session_started() {
         catch_up_with_reset();
         bump(totals_->http2.sessions, uint64_t{1});

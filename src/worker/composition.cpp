@@ -1,6 +1,7 @@
 #include "worker/composition.hpp"
 
 #include "compress/compression_filter.hpp"
+#include "http/forwarded_client.hpp"
 #include "http/https_redirect.hpp"
 #include "http/respond_handler.hpp"
 #include "proxy/proxy_handler.hpp"
@@ -11,6 +12,12 @@ namespace portico::worker {
 
 Composition::Composition(http::ServerContext& server, uint16_t https_port)
     : mime_(server.config.mime), file_cache_(server.poller) {
+    // First: every later step, handler and log line sees the real client.
+    if (!server.config.server.trusted_proxies.empty()) {
+        steps_.push_back(
+            std::make_unique<http::ForwardedClient>(server.config.server.trusted_proxies));
+        server.server_steps.push_back(steps_.back().get());
+    }
     if (server.config.tls && server.config.tls->redirect_http) {
         steps_.push_back(std::make_unique<http::HttpsRedirect>(https_port));
         server.server_steps.push_back(steps_.back().get());

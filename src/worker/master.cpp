@@ -112,6 +112,7 @@ bool Master::open_sockets(const config::Config& config) {
         for (unsigned slot = 0; slot < config.server.workers; ++slot) {
             if (take([&](const ListenSocket& s) { return s.slot == slot && same(s); })) {
                 port = port_of(opened.back().bound);
+                opened.back().proxy_protocol = address.proxy_protocol;
                 continue;
             }
             std::string error;
@@ -125,14 +126,18 @@ bool Master::open_sockets(const config::Config& config) {
                 return false;
             }
             if (slot == 0)
-                log::info("listening on {} (port {}){}", address.text, port, tls ? " for TLS" : "");
-            ListenSocket socket{{}, slot, std::move(fd), tls};
+                log::info("listening on {} (port {}){}{}", address.text, port,
+                          tls ? " for TLS" : "",
+                          address.proxy_protocol ? " behind the PROXY protocol" : "");
+            ListenSocket socket{{}, slot, std::move(fd), tls, address.proxy_protocol};
             socklen_t length = sizeof socket.bound;
             ::getsockname(socket.fd.get(), reinterpret_cast<sockaddr*>(&socket.bound), &length);
             opened.push_back(std::move(socket));
         }
-        while (take(same))
+        while (take(same)) {
             opened.back().slot %= config.server.workers;
+            opened.back().proxy_protocol = address.proxy_protocol;
+        }
     }
     // Sockets of addresses no longer listed close here; the old workers'
     // copies keep them alive until those workers have drained.
@@ -160,7 +165,8 @@ bool Master::spawn(unsigned slot) {
         ::close(ready_read_.release());
         std::vector<ListenFd> mine;
         for (ListenSocket& socket : sockets_) {
-            if (socket.slot == slot) mine.push_back({socket.fd.release(), socket.tls});
+            if (socket.slot == slot)
+                mine.push_back({socket.fd.release(), socket.tls, socket.proxy_protocol});
             else ::close(socket.fd.release());
         }
         // None of the metrics sockets: a client the master closes must see the close.

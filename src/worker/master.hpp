@@ -48,6 +48,7 @@ private:
         unsigned slot;
         core::UniqueFd fd;
         bool tls = false;  // a [tls] listen entry
+        bool proxy_protocol = false;  // as the current config's entry says
     };
 
     bool open_sockets(const config::Config& config);

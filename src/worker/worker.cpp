@@ -20,6 +20,7 @@
 #include "worker/composition.hpp"
 #include "worker/error_log.hpp"
 #include "worker/protocol_choice.hpp"
+#include "worker/proxy_header_read.hpp"
 #include "worker/run_as_user.hpp"
 
 namespace portico::worker {
@@ -38,6 +39,7 @@ private:
         Worker* worker;
         int fd;
         bool tls;
+        bool proxy_protocol;
         core::IoWatcher watcher;
     };
 
@@ -97,6 +99,7 @@ Worker::Worker(const config::Config& config, const tls::ServerTls* tls, unsigned
         listener->worker = this;
         listener->fd = socket.fd;
         listener->tls = socket.tls;
+        listener->proxy_protocol = socket.proxy_protocol;
         listener->watcher.init(server_->poller, socket.fd, listener.get(), on_acceptable);
         listeners_.push_back(std::move(listener));
     }
@@ -202,7 +205,10 @@ void Worker::accept_from(Listener& listener) {
             server_->counters.connection_closed();
             continue;
         }
-        ProtocolChoice::start(*server_, std::move(transport), accepted[i].peer);
+        if (listener.proxy_protocol)
+            ProxyHeaderRead::start(*server_, std::move(transport), accepted[i].peer);
+        else
+            ProtocolChoice::start(*server_, std::move(transport), accepted[i].peer);
     }
 }
 

@@ -17,6 +17,7 @@ namespace portico::worker {
 struct ListenFd {
     int fd;
     bool tls;  // its connections start with a TLS handshake
+    bool proxy_protocol = false;  // ... after a PROXY protocol header
 };
 
 // Runs until drained (SIGQUIT or SIGTERM from the master: stop accepting,

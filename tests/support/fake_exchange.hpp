@@ -90,6 +90,7 @@ public:
     const http::Request& request() const override { return request_; }
     const config::LocationConfig& location() const override { return location_config; }
     const http::PeerAddress& client_address() const override { return peer; }
+    void set_client_address(const http::PeerAddress& address) override { peer = address; }
     void begin_response(int s, uint64_t length) override {
         status = s;
         content_length = length;

@@ -140,6 +140,7 @@ TEST_CASE("every series the spec names has HELP and TYPE", "[metrics]") {
         {"portico_upstream_queue_timeouts_total", "counter"},
         {"portico_tls_handshakes_total", "counter"},
         {"portico_tls_handshake_seconds", "histogram"},
+        {"portico_proxy_protocol_errors_total", "counter"},
     };
     for (const auto& [name, type] : families) {
         INFO(name);
