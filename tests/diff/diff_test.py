@@ -74,9 +74,9 @@ def report(scenario, www, results):
                 print(f"      {name} does not answer as the config intends: {problem}")
         if len(results) == 2:
             print(side_by_side(results["nginx"][i][0], results["portico"][i][0]))
-    check = getattr(scenario, "check", lambda instances: [])
+    check = getattr(scenario, "check", lambda answers: [])
     for name, answers in results.items():
-        for problem in check([instance for _, instance in answers]):
+        for problem in check(answers):
             good = False
             print(f"FAIL  {name}: {problem}")
     return good

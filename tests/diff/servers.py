@@ -40,8 +40,10 @@ def nginx_conf(folder, http_block):
 
 
 def portico_conf(folder, port, rest):
-    return (f'[server]\nlisten = ["127.0.0.1:{port}"]\nworkers = 1\n\n'
-            f'[log]\nlevel = "warn"\nerror = "{folder}/portico-error.log"\n\n'
+    """[server] last: keys the scenario's part starts with, before its first
+    table, are [server] keys too (trusted_proxies)."""
+    return (f'[log]\nlevel = "warn"\nerror = "{folder}/portico-error.log"\n\n'
+            f'[server]\nlisten = ["127.0.0.1:{port}"]\nworkers = 1\n'
             f"{rest}")
 
 

@@ -1,7 +1,9 @@
 """Meteor behind nginx (the Meteor guides' config): two app instances made
 sticky with ip_hash (SockJS keeps a session on one instance), the
 WebSocket upgrade passed on, the hashed bundle files cached for a year,
-the app's public/ folder served from disk and everything else proxied."""
+the app's public/ folder served from disk and everything else proxied;
+behind a load balancer (127.0.0.1, trusted: the realip module), so the
+client, for the app and for ip_hash, is the one X-Forwarded-For names."""
 from scenario import NGINX_PROXY_HEADERS, PROXY_ECHO_HEADERS, Request, write_files
 
 UPSTREAMS = {"meteor1": "tcp", "meteor2": "tcp"}
@@ -36,6 +38,9 @@ def nginx(c):
     server {{
         listen 127.0.0.1:{c.port};
         server_name meteor.example.com;
+        set_real_ip_from 127.0.0.1;
+        real_ip_header X-Forwarded-For;
+        real_ip_recursive on;
         location ~* "^/[a-z0-9]{{40}}\\.(css|js)$" {{
             root {c.www}/{BUNDLE};
             add_header Cache-Control "{IMMUTABLE}";
@@ -56,7 +61,8 @@ def portico(c):
     # No Upgrade/Connection lines: portico passes a WebSocket upgrade on by
     # itself (`websocket` defaults to true). root + proxy is nginx's
     # `try_files $uri @meteor`.
-    return f"""
+    return f"""trusted_proxies = ["127.0.0.1"]
+
 [upstream.meteor]
 servers = ["{c.upstreams["meteor1"]}", "{c.upstreams["meteor2"]}"]
 balance = "ip_hash"
@@ -107,10 +113,28 @@ REQUESTS = [
             body=b'{"msg":"connect"}'),
     websocket("/websocket"),
     websocket("/sockjs/527/ab12cd34/websocket"),
+    # From the balancer: the client is the rightmost untrusted entry, and
+    # X-Forwarded-For goes on with it appended ($proxy_add_x_forwarded_for
+    # after realip).
+    *[Request(target, HOST, {"status": 200, "echo": {
+        "target": target, "x-real-ip": "198.51.100.7",
+        "x-forwarded-for": "6.6.6.6, 198.51.100.7, 198.51.100.7"}},
+        headers=[("X-Forwarded-For", "6.6.6.6, 198.51.100.7")])
+      for target in ("/sockjs/info?cb=lb1", "/sockjs/info?cb=lb2", "/")],
+    Request("/sockjs/info?cb=lb3", HOST, {"status": 200, "echo": {
+        "x-real-ip": "203.0.113.9", "x-forwarded-for": "203.0.113.9, 127.0.0.1, 203.0.113.9"}},
+        headers=[("X-Forwarded-For", "203.0.113.9, 127.0.0.1")]),
 ]
 
 
-def check(instances):
-    """ip_hash: every proxied request from 127.0.0.1 reached one instance."""
-    reached = {instance for instance in instances if instance is not None}
-    return [f"ip_hash spread one client over {sorted(reached)}"] if len(reached) > 1 else []
+def check(answers):
+    """ip_hash: the proxied requests of one client (as the app saw it,
+    X-Real-IP) reached one instance."""
+    reached = {}
+    for reduced, instance in answers:
+        body = reduced.get("body")
+        if instance is not None:
+            client = (body.get("echo") or body)["headers"]["x-real-ip"]
+            reached.setdefault(client, set()).add(instance)
+    return [f"ip_hash spread client {client} over {sorted(instances)}"
+            for client, instances in reached.items() if len(instances) > 1]
