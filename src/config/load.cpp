@@ -76,11 +76,7 @@ void read_top_level(const toml::table& root, LoadContext& context, Config& confi
     if (const toml::node* locations = top.get("location")) {
         read_locations(*locations, context, config.upstreams, config.locations);
     }
-    // The top-level locations make up the unnamed site (the only one
-    // without [[site]]).
-    SiteConfig unnamed;
-    for (size_t i = 0; i < config.locations.size(); ++i) unnamed.locations.push_back(i);
-    config.sites.push_back(std::move(unnamed));
+    read_sites(top.get("site"), context, config);
     top.finish();
 }
 

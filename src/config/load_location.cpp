@@ -236,14 +236,22 @@ void check_actions(TableReader& reader, const std::string& label, Diagnostics& d
     }
 }
 
+// A site's location is labelled with the site first, so the counters of
+// two sites' "/" stay apart: "example.com/", "example.com ~\.php$".
+std::string default_name(std::string_view site_label, const LocationConfig& location) {
+    if (site_label.empty()) return location.pattern;
+    std::string separator = location.match == MatchKind::regex ? " ~" : "";
+    return std::string(site_label) + separator + location.pattern;
+}
+
 LocationConfig read_location(const toml::table& table, size_t number, LoadContext& context,
-                             std::vector<UpstreamConfig>& upstreams) {
+                             std::vector<UpstreamConfig>& upstreams, std::string_view site_label) {
     std::string label = location_label(table, number);
     TableReader reader(table, label + ": ", label, context.diagnostics);
     LocationConfig location;
     location.where = position_of(table.source());
     read_match(reader, label, context.diagnostics, location);
-    location.name = location.pattern;
+    location.name = default_name(site_label, location);
     if (reader.read_string("name", location.name) && location.name.empty()) {
         reader.wrong("name", "a non-empty label");
     } else if (location.name == "-") {
@@ -272,13 +280,13 @@ LocationConfig read_location(const toml::table& table, size_t number, LoadContex
     return location;
 }
 
-// nginx refuses two locations with the same match; the router would
-// silently keep only one of them.
+// nginx refuses two locations with the same match in one server block; the
+// router would silently keep only one of them.
 void check_duplicate(const LocationConfig& location, const std::string& label,
                      const std::vector<LocationConfig>& earlier, Diagnostics& diagnostics) {
     for (const LocationConfig& other : earlier) {
-        if (!location.pattern.empty() && other.match == location.match &&
-            other.pattern == location.pattern) {
+        if (!location.pattern.empty() && other.site == location.site &&
+            other.match == location.match && other.pattern == location.pattern) {
             diagnostics.error(location.where, label + ": the same " +
                                                   std::string(kind_name(location.match)) +
                                                   " location is already defined on line " +
@@ -306,8 +314,8 @@ std::string unusable_directory(const std::string& path) {
 }
 
 void read_locations(const toml::node& node, LoadContext& context,
-                    std::vector<UpstreamConfig>& upstreams,
-                    std::vector<LocationConfig>& locations) {
+                    std::vector<UpstreamConfig>& upstreams, std::vector<LocationConfig>& locations,
+                    size_t site, std::string_view site_label) {
     const toml::array* array = node.as_array();
     if (!array) {
         context.diagnostics.error(
@@ -325,7 +333,8 @@ void read_locations(const toml::node& node, LoadContext& context,
                                                             describe(element));
             continue;
         }
-        LocationConfig location = read_location(*table, number, context, upstreams);
+        LocationConfig location = read_location(*table, number, context, upstreams, site_label);
+        location.site = site;
         check_duplicate(location, location_label(*table, number), locations, context.diagnostics);
         locations.push_back(std::move(location));
     }

@@ -6,18 +6,18 @@
 
 namespace portico::config {
 
-namespace {
-
-void read_certificate(const toml::node& entry, LoadContext& context,
-                      std::vector<CertificateFiles>& out) {
+std::optional<CertificateFiles> read_certificate_files(const toml::node& entry,
+                                                       std::string_view field,
+                                                       LoadContext& context) {
     const toml::table* table = entry.as_table();
     if (!table) {
-        context.diagnostics.error(entry.source(),
-                                  "tls.certificates: expected { cert = \"FILE.pem\", key = "
-                                  "\"FILE.key\" }, got " + describe(entry));
-        return;
+        context.diagnostics.error(entry.source(), std::string(field) +
+                                                      ": expected { cert = \"FILE.pem\", key = "
+                                                      "\"FILE.key\" }, got " +
+                                                      describe(entry));
+        return std::nullopt;
     }
-    TableReader reader(*table, "tls.certificates.", "a tls.certificates entry",
+    TableReader reader(*table, std::string(field) + ".", "a " + std::string(field) + " entry",
                        context.diagnostics);
     CertificateFiles files;
     files.where = position_of(entry.source());
@@ -26,13 +26,17 @@ void read_certificate(const toml::node& entry, LoadContext& context,
     bool has_key = reader.require("key", "key = \"certs/example.key\"");
     bool complete = has_cert && has_key;
     std::string cert, key;
+    std::optional<CertificateFiles> read;
     if (complete && reader.read_string("cert", cert) && reader.read_string("key", key)) {
         files.cert = resolve_path(context, cert);
         files.key = resolve_path(context, key);
-        out.push_back(std::move(files));
+        read = std::move(files);
     }
     reader.finish();
+    return read;
 }
+
+namespace {
 
 void read_protocols(TableReader& reader, TlsConfig& tls) {
     std::vector<std::string> names;
@@ -82,7 +86,9 @@ void read_tls(const toml::node& node, LoadContext& context, const ServerConfig& 
         if (!array || array->empty()) {
             reader.wrong("certificates", "a non-empty array of { cert = \"...\", key = \"...\" }");
         } else {
-            for (const toml::node& entry : *array) read_certificate(entry, context, read.certificates);
+            for (const toml::node& entry : *array)
+                if (auto files = read_certificate_files(entry, "tls.certificates", context))
+                    read.certificates.push_back(std::move(*files));
         }
     }
     read_protocols(reader, read);

@@ -66,6 +66,11 @@ void read_metrics(const toml::node& node, LoadContext& context, const ServerConf
                   std::optional<MetricsConfig>& metrics);
 void read_tls(const toml::node& node, LoadContext& context, const ServerConfig& server,
               std::optional<TlsConfig>& tls);
+// { cert = "FILE.pem", key = "FILE.key" } at `node` (tls.certificates
+// entries, a site's certificate); `field` names it in messages.
+std::optional<CertificateFiles> read_certificate_files(const toml::node& node,
+                                                       std::string_view field,
+                                                       LoadContext& context);
 void read_http2(const toml::node& node, LoadContext& context, Http2Config& http2);
 void read_mime(const toml::node& node, LoadContext& context,
                std::vector<std::pair<std::string, std::string>>& mime);
@@ -91,7 +96,17 @@ std::string unusable_directory(const std::string& path);
 void read_static_rules(TableReader& reader, LoadContext& context,
                        const std::vector<UpstreamConfig>& upstreams, LocationConfig& location);
 
+// [[location]] tables (or a site's [[site.location]]): appended to
+// `locations`, each with `site` as its site. `site_label`, when not empty,
+// starts each location's default name ("example.com/api/").
 void read_locations(const toml::node& node, LoadContext& context,
-                    std::vector<UpstreamConfig>& upstreams, std::vector<LocationConfig>& locations);
+                    std::vector<UpstreamConfig>& upstreams, std::vector<LocationConfig>& locations,
+                    size_t site = 0, std::string_view site_label = {});
+
+// The sites: the unnamed one made of the top-level locations (when there
+// are some, or no [[site]] at all), then each [[site]] (`node`, or nullptr)
+// with its locations. Reads after [server], [tls] and the top-level
+// locations.
+void read_sites(const toml::node* node, LoadContext& context, Config& config);
 
 }  // namespace portico::config

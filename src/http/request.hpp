@@ -42,6 +42,8 @@ struct Request {
     bool path_had_encoded_slash = false;  // a %2F became a '/' in normalized_path
     bool secure = false;                  // it arrived over TLS
     uint16_t server_port = 0;             // the port of the listener it came in on
+    uint16_t listener = 0;                // which (config::listeners_of's index)
+    std::string_view tls_server_name;     // its TLS connection's SNI; empty: none
     // Set by the routing: the selected site's first name ($server_name).
     std::string_view server_name;
     // A rewrite or internal redirect changed normalized_path (and maybe the

@@ -2,6 +2,7 @@
 
 #include "core/log.hpp"
 #include "core/log_throttle.hpp"
+#include "http/template_expand.hpp"
 
 namespace portico::http {
 
@@ -16,6 +17,27 @@ void answer_reroute_loop(ServerContext& server, const Request& request, Exchange
             request.target, max_reroutes, left_out);
     }
     client.respond_text(500, status_text(500));
+}
+
+bool choose_site(ServerContext& server, Request& request, Exchange& client, size_t& site) {
+    std::string host_buffer;
+    std::string_view host = normalize_host(request.host, host_buffer);
+    site = server.sites.select(request.listener, host);
+    if (request.tls_server_name.empty()) return true;
+    // nginx too chooses the server by SNI first and keeps it for a request
+    // without Host.
+    std::string sni_buffer;
+    size_t by_sni =
+        server.sites.select(request.listener, normalize_host(request.tls_server_name, sni_buffer));
+    if (host.empty()) {
+        site = by_sni;
+        return true;
+    }
+    // RFC 9110 7.4: the connection (its certificate, which an HTTP/2 client
+    // reuses for every name it covers) is another site's.
+    if (by_sni == site) return true;
+    client.respond_text(421, status_text(421));
+    return false;
 }
 
 void serve_location(ServerContext& server, Exchange& client, int location) {

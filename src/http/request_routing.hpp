@@ -12,6 +12,7 @@
 #include "http/server_context.hpp"
 #include "http/status.hpp"
 #include "router/path.hpp"
+#include "transport/transport.hpp"
 
 namespace portico::http {
 
@@ -19,8 +20,24 @@ namespace portico::http {
 // error page loop), logged at most once a second.
 void answer_reroute_loop(ServerContext& server, const Request& request, Exchange& client);
 
+// What a request takes from the connection it came on: TLS or not, its
+// listener and that listener's port, the SNI. Both codecs call it once per
+// request, before route_request.
+inline void take_connection(Request& request, const transport::Transport& connection) {
+    request.secure = connection.secure();
+    request.listener = connection.listener;
+    request.server_port = connection.local_port;
+    if (request.secure) request.tls_server_name = connection.server_name();
+}
+
+// The site of a request on a listener with several (ServerContext::sites):
+// by Host, else by SNI, else the listener's default. False when answered:
+// 421 for a Host of another site than its TLS connection's SNI.
+bool choose_site(ServerContext& server, Request& request, Exchange& client, size_t& site);
+
 // Normalizes the request's path, runs the steps before the content and
-// finds its location (state.location), again after a step reroutes it.
+// finds its site and location (state.location), again after a step
+// reroutes it.
 // False when the request was answered on `client` already: 400 for a path
 // that can't be normalized, a step's answer, 404 when no location matches,
 // 500 past max_reroutes. Inline: every request takes it.
@@ -34,8 +51,13 @@ inline bool route_request(ServerContext& server, Request& request, Exchange& cli
     }
     for (RequestStep* step : server.server_steps)
         if (step->answer(request, client) == StepResult::answered) return false;
+    size_t site = 0;
+    if (!server.sites.single() && !choose_site(server, request, client, site)) [[unlikely]]
+        return false;
+    request.server_name = server.sites.server_name(site);
+    const router::Router& router = server.sites.router(site);
     for (int reroutes = 0;; ++reroutes) {
-        state.location = server.router.match(request.normalized_path);
+        state.location = router.match(request.normalized_path);
         if (state.location < 0) [[unlikely]] {
             client.respond_text(404, status_text(404));
             return false;

@@ -21,7 +21,7 @@ ServerContext::ServerContext(uv_loop_t* loop, const config::Config& config,
       counters(std::move(counters)),
       access_log(config.log),
       worker_index(worker_index),
-      router(config.locations),
+      sites(config),
       buffers(buffer_size_for(config.server)),
       serving(config.locations.size()),
       send_buffer(

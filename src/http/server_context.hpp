@@ -19,7 +19,7 @@
 #include "http/response_filter.hpp"
 #include "metrics/access_log.hpp"
 #include "metrics/worker_counters.hpp"
-#include "router/router.hpp"
+#include "router/sites.hpp"
 #include "transport/send_buffer.hpp"
 
 namespace portico::http {
@@ -63,7 +63,7 @@ struct ServerContext {
     metrics::WorkerCounters counters;  // this worker's slot of the shared counters
     metrics::AccessLog access_log;
     unsigned worker_index;
-    router::Router router;
+    router::Sites sites;  // the site for a host, and each site's locations
     core::DateCache date;
     core::BufferPool buffers;
     // What runs before the location is found (redirect_http), and what

@@ -29,6 +29,8 @@ std::string_view reason_phrase(int status) {
     case 414: return "URI Too Long";
     case 416: return "Range Not Satisfiable";
     case 417: return "Expectation Failed";
+    case 421:
+        return "Misdirected Request";
     case 429: return "Too Many Requests";
     case 431: return "Request Header Fields Too Large";
     case 500: return "Internal Server Error";

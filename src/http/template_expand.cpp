@@ -9,8 +9,12 @@
 namespace portico::http {
 
 std::string_view host_variable(const Request& request, std::string& buffer) {
-    std::string_view host = request.host;
-    if (host.empty()) return request.server_name;
+    if (request.host.empty()) return request.server_name;
+    return normalize_host(request.host, buffer);
+}
+
+std::string_view normalize_host(std::string_view host, std::string& buffer) {
+    if (host.empty()) return host;
     if (host.front() == '[') {
         host = host.substr(0, host.find(']') + 1);
     } else {

@@ -26,6 +26,9 @@ void expand(const config::Template& value, Request& request, const PeerAddress& 
 // $host: the Host (or :authority) lowercase, without a port or a trailing
 // dot; the site's name when the request has none. Into `buffer`.
 std::string_view host_variable(const Request& request, std::string& buffer);
+// A host as sites are matched on it (RFC 9110 4.2.3: case-insensitive, the
+// port and a trailing dot ignored): lowercase, without them. Into `buffer`.
+std::string_view normalize_host(std::string_view host, std::string& buffer);
 
 // One cookie's value from the Cookie header(s), or an empty view.
 std::string_view cookie_value(const Request& request, std::string_view name);

@@ -277,7 +277,7 @@ void ClientConnection::on_head_complete() {
     else
         timer_.disarm();
 
-    request.secure = transport_->secure();
+    http::take_connection(request, *transport_);
     if (!http::route_request(server_, request, *this, *r_)) return;
     // RFC 9110 10.1.1: the client holds the body back until told to send it.
     if (request.expect_continue) {

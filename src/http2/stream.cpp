@@ -111,7 +111,7 @@ void Stream::build_request() {
     request.path = path_.substr(0, question);
     if (question != std::string_view::npos) request.query = path_.substr(question + 1);
     request.host = authority_.empty() ? request.header("host") : authority_;
-    request.secure = session_.carrier().transport().secure();
+    http::take_connection(request, session_.carrier().transport());
     std::string_view length = request.header("content-length");
     if (!length.empty()) {
         request.has_content_length = true;

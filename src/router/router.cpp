@@ -22,8 +22,9 @@ std::unique_ptr<re2::RE2> compile_regex(const std::string& pattern) {
 
 }  // namespace
 
-Router::Router(const std::vector<config::LocationConfig>& locations) {
-    for (size_t i = 0; i < locations.size(); ++i) {
+Router::Router(const std::vector<config::LocationConfig>& locations,
+               const std::vector<size_t>& indices) {
+    for (size_t i : indices) {
         const config::LocationConfig& location = locations[i];
         const int index = static_cast<int>(i);
         switch (location.match) {

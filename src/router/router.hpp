@@ -19,14 +19,17 @@ namespace portico::router {
 
 class Router {
 public:
-    // `locations` must outlive the Router. Regexes were validated by the
+    // The locations of one site: `indices` into `locations` (which must
+    // outlive the Router), in file order. Regexes were validated by the
     // config loader; one that fails to compile here is skipped.
-    explicit Router(const std::vector<config::LocationConfig>& locations);
+    Router(const std::vector<config::LocationConfig>& locations,
+           const std::vector<size_t>& indices);
     ~Router();
     Router(const Router&) = delete;
     Router& operator=(const Router&) = delete;
 
-    // The index into `locations` of the location for a normalized path, or
+    // The index into `locations` (not into `indices`: the counters and the
+    // serving are numbered so) of the location for a normalized path, or
     // -1 (404). Rules, in order:
     //   1. an exact location equal to the path;
     //   2. the longest matching prefix, if it has stop_regex;

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <span>
 
 #include "tls/openssl_error.hpp"
 #include "tls/ticket_keys.hpp"
@@ -176,78 +177,91 @@ bool kernel_tls_available() {
 
 ServerTls::Loaded ServerTls::load(const config::Config& config, TicketKeys* keys) {
     Loaded loaded;
-    const config::TlsConfig& tls = *config.tls;
     std::unique_ptr<ServerTls> server(new ServerTls());
-    auto error = [&](config::SourcePosition where, std::string message) {
-        loaded.errors.push_back({config.path, where, std::move(message)});
-    };
     bool ciphers_refused = false;
-    for (const config::CertificateFiles& files : tls.certificates) {
-        clear_openssl_errors();
-        SSL_CTX* context = SSL_CTX_new(TLS_server_method());
-        if (!context) {
-            error(files.where, "cannot create a TLS context: " + take_openssl_errors());
-            continue;
-        }
-        server->certificates_.push_back({context, {}});
-        // Once, and the files are still checked: every problem is reported.
-        if (!apply_policy(context, tls, config.http2.enabled, keys)) {
-            if (!ciphers_refused)
-                error(tls.ciphers_where, "tls.ciphers: no usable cipher in \"" + tls.ciphers +
-                                             "\" (" + take_openssl_errors() + ")");
-            ciphers_refused = true;
-            clear_openssl_errors();
-        }
-        if (std::string why = unreadable(files.cert); !why.empty()) {
-            error(files.where, "cannot read certificate " + files.cert + ": " + why);
-            continue;
-        }
-        if (std::string why = unreadable(files.key); !why.empty()) {
-            error(files.where, "cannot read key " + files.key + ": " + why);
-            continue;
-        }
-        if (SSL_CTX_use_certificate_chain_file(context, files.cert.c_str()) != 1) {
-            error(files.where, "cannot load certificate " + files.cert + ": " +
-                                   take_openssl_errors() + " (expected PEM, leaf first)");
-            continue;
-        }
-        if (SSL_CTX_use_PrivateKey_file(context, files.key.c_str(), SSL_FILETYPE_PEM) != 1) {
-            // A key of the certificate's type is checked against it as it
-            // loads: a good key of another certificate fails here.
-            unsigned long reason = ERR_peek_last_error();
-            if (ERR_GET_LIB(reason) == ERR_LIB_X509 &&
-                ERR_GET_REASON(reason) == X509_R_KEY_VALUES_MISMATCH) {
-                error(files.where,
-                      "key " + files.key + " does not match certificate " + files.cert);
-                clear_openssl_errors();
-                continue;
-            }
-            error(files.where, "cannot load key " + files.key + ": " + take_openssl_errors() +
-                                   " (expected an unencrypted PEM key)");
-            continue;
-        }
-        if (SSL_CTX_check_private_key(context) != 1) {
-            error(files.where, "key " + files.key + " does not match certificate " + files.cert);
-            clear_openssl_errors();
-            continue;
-        }
-        X509* leaf = SSL_CTX_get0_certificate(context);
-        server->certificates_.back().names = names_of(leaf);
-        if (std::string warning = expiry_warning(leaf, files.cert); !warning.empty())
-            loaded.warnings.push_back(std::move(warning));
-        SSL_CTX_set_tlsext_servername_callback(context, on_server_name);
-        SSL_CTX_set_tlsext_servername_arg(context, server.get());
+    for (const config::CertificateFiles& files : config.tls->certificates)
+        server->add_certificate(files, config, keys, loaded, ciphers_refused);
+    server->shared_certificates_ = server->certificates_.size();
+    // A site's certificate, for the names of that site (SNI), before any
+    // [tls] certificate that covers them too.
+    server->site_contexts_.assign(config.sites.size(), nullptr);
+    for (const config::SocketAddress* listener : config::listeners_of(config)) {
+        config::SiteNames& names = server->listener_names_.emplace_back();
+        for (size_t site = 0; site < config.sites.size(); ++site)
+            if (config::site_answers_on(config.sites[site], *listener))
+                names.add(config.sites[site], static_cast<int>(site));
+    }
+    for (size_t site = 0; site < config.sites.size(); ++site) {
+        if (!config.sites[site].certificate) continue;
+        if (server->add_certificate(*config.sites[site].certificate, config, keys, loaded,
+                                    ciphers_refused))
+            server->site_contexts_[site] = server->certificates_.back().context;
     }
     if (loaded.errors.empty()) loaded.tls = std::move(server);
     return loaded;
+}
+
+bool ServerTls::add_certificate(const config::CertificateFiles& files, const config::Config& config,
+                                TicketKeys* keys, Loaded& loaded, bool& ciphers_refused) {
+    const config::TlsConfig& tls = *config.tls;
+    auto error = [&](config::SourcePosition where, std::string message) {
+        loaded.errors.push_back({config.path, where, std::move(message)});
+        return false;
+    };
+    clear_openssl_errors();
+    SSL_CTX* context = SSL_CTX_new(TLS_server_method());
+    if (!context)
+        return error(files.where, "cannot create a TLS context: " + take_openssl_errors());
+    certificates_.push_back({context, {}});
+    // Once, and the files are still checked: every problem is reported.
+    if (!apply_policy(context, tls, config.http2.enabled, keys)) {
+        if (!ciphers_refused)
+            error(tls.ciphers_where, "tls.ciphers: no usable cipher in \"" + tls.ciphers + "\" (" +
+                                         take_openssl_errors() + ")");
+        ciphers_refused = true;
+        clear_openssl_errors();
+    }
+    if (std::string why = unreadable(files.cert); !why.empty())
+        return error(files.where, "cannot read certificate " + files.cert + ": " + why);
+    if (std::string why = unreadable(files.key); !why.empty())
+        return error(files.where, "cannot read key " + files.key + ": " + why);
+    if (SSL_CTX_use_certificate_chain_file(context, files.cert.c_str()) != 1)
+        return error(files.where, "cannot load certificate " + files.cert + ": " +
+                                      take_openssl_errors() + " (expected PEM, leaf first)");
+    if (SSL_CTX_use_PrivateKey_file(context, files.key.c_str(), SSL_FILETYPE_PEM) != 1) {
+        // A key of the certificate's type is checked against it as it
+        // loads: a good key of another certificate fails here.
+        unsigned long reason = ERR_peek_last_error();
+        if (ERR_GET_LIB(reason) == ERR_LIB_X509 &&
+            ERR_GET_REASON(reason) == X509_R_KEY_VALUES_MISMATCH) {
+            clear_openssl_errors();
+            return error(files.where,
+                         "key " + files.key + " does not match certificate " + files.cert);
+        }
+        return error(files.where, "cannot load key " + files.key + ": " + take_openssl_errors() +
+                                      " (expected an unencrypted PEM key)");
+    }
+    if (SSL_CTX_check_private_key(context) != 1) {
+        clear_openssl_errors();
+        return error(files.where, "key " + files.key + " does not match certificate " + files.cert);
+    }
+    X509* leaf = SSL_CTX_get0_certificate(context);
+    certificates_.back().names = names_of(leaf);
+    if (std::string warning = expiry_warning(leaf, files.cert); !warning.empty())
+        loaded.warnings.push_back(std::move(warning));
+    SSL_CTX_set_tlsext_servername_callback(context, on_server_name);
+    SSL_CTX_set_tlsext_servername_arg(context, this);
+    return true;
 }
 
 ServerTls::~ServerTls() {
     for (Certificate& certificate : certificates_) SSL_CTX_free(certificate.context);
 }
 
-SSL* ServerTls::new_session(int fd) const {
+SSL* ServerTls::new_session(int fd, size_t listener) const {
     SSL* ssl = SSL_new(certificates_.front().context);
+    // For on_server_name: the listener whose sites the SNI is matched against.
+    if (ssl) SSL_set_app_data(ssl, reinterpret_cast<void*>(static_cast<uintptr_t>(listener)));
     if (ssl && SSL_set_fd(ssl, fd) != 1) {
         SSL_free(ssl);
         return nullptr;
@@ -256,13 +270,19 @@ SSL* ServerTls::new_session(int fd) const {
     return ssl;
 }
 
-SSL_CTX* ServerTls::context_for(std::string_view host) const {
+SSL_CTX* ServerTls::context_for(std::string_view host, size_t listener) const {
     std::string name = lower(host);
     if (!name.empty() && name.back() == '.') name.pop_back();
-    for (const Certificate& certificate : certificates_)
+    int site = listener < listener_names_.size() ? listener_names_[listener].match(name) : -1;
+    if (site >= 0 && site_contexts_[static_cast<size_t>(site)])
+        return site_contexts_[static_cast<size_t>(site)];
+    // A site's certificate is for its site only (nginx: the default
+    // server's certificate for a name no server of the listener has).
+    std::span<const Certificate> shared(certificates_.data(), shared_certificates_);
+    for (const Certificate& certificate : shared)
         for (const std::string& covered : certificate.names)
             if (covered == name) return certificate.context;
-    for (const Certificate& certificate : certificates_)
+    for (const Certificate& certificate : shared)
         for (const std::string& covered : certificate.names)
             if (wildcard_covers(covered, name)) return certificate.context;
     return certificates_.front().context;
@@ -271,7 +291,8 @@ SSL_CTX* ServerTls::context_for(std::string_view host) const {
 int ServerTls::on_server_name(SSL* ssl, int*, void* self) {
     const char* host = SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name);
     if (host == nullptr) return SSL_TLSEXT_ERR_NOACK;
-    SSL_CTX* chosen = static_cast<const ServerTls*>(self)->context_for(host);
+    auto listener = static_cast<size_t>(reinterpret_cast<uintptr_t>(SSL_get_app_data(ssl)));
+    SSL_CTX* chosen = static_cast<const ServerTls*>(self)->context_for(host, listener);
     if (chosen != SSL_get_SSL_CTX(ssl)) SSL_set_SSL_CTX(ssl, chosen);
     return SSL_TLSEXT_ERR_OK;
 }

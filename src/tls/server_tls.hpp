@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "config/config.hpp"
+#include "config/site_names.hpp"
 
 namespace portico::tls {
 
@@ -36,13 +37,16 @@ public:
     ServerTls(const ServerTls&) = delete;
     ServerTls& operator=(const ServerTls&) = delete;
 
-    // A server-side session on the accepted socket, nullptr when OpenSSL
-    // has no memory for one.
-    SSL* new_session(int fd) const;
+    // A server-side session on a socket accepted on `listener`
+    // (config::listeners_of's index), nullptr when OpenSSL has no memory
+    // for one.
+    SSL* new_session(int fd, size_t listener = 0) const;
 
-    // The context whose certificate names `host` (exact, then wildcard
-    // "*.example.com" for one label); the first certificate's when none does.
-    SSL_CTX* context_for(std::string_view host) const;
+    // The certificate of the site `host` names on `listener` (the sites'
+    // names, matched as a Host is), when it has one; else the context
+    // whose certificate names `host` (exact, then wildcard "*.example.com"
+    // for one label); the first certificate's when none does.
+    SSL_CTX* context_for(std::string_view host, size_t listener = 0) const;
 
 private:
     struct Certificate {
@@ -52,8 +56,16 @@ private:
 
     ServerTls() = default;
     static int on_server_name(SSL* ssl, int* alert, void* self);
+    // Loads `files` into a new context of certificates_; false (with the
+    // error in `loaded`) when they do not load.
+    bool add_certificate(const config::CertificateFiles& files, const config::Config& config,
+                         TicketKeys* keys, Loaded& loaded, bool& ciphers_refused);
 
-    std::vector<Certificate> certificates_;
+    std::vector<Certificate> certificates_;  // [tls]'s, then the sites'
+    size_t shared_certificates_ = 0;         // how many are [tls]'s
+    // Per listener, the names of the sites answering there (site indices).
+    std::vector<config::SiteNames> listener_names_;
+    std::vector<SSL_CTX*> site_contexts_;  // per site: its certificate's, or nullptr
 };
 
 // Whether the kernel can take over TLS record encryption (kTLS: the "tls"

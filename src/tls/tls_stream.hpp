@@ -30,6 +30,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace portico::tls {
 
@@ -125,6 +126,10 @@ public:
     }
     const char* protocol() const { return SSL_get_version(ssl_); }
     const char* cipher() const { return SSL_get_cipher_name(ssl_); }
+    std::string_view server_name() const {
+        const char* name = SSL_get_servername(ssl_, TLSEXT_NAMETYPE_host_name);
+        return name ? std::string_view(name) : std::string_view();
+    }
     // Why the last call failed, for a debug log line.
     const char* failure() const { return failure_; }
 

@@ -41,8 +41,8 @@ transport::Transport::Step step_of(TlsStream::Step step) {
 
 }  // namespace
 
-std::unique_ptr<transport::Transport> WorkerTls::accept(int fd) {
-    SSL* session = tls_.new_session(fd);
+std::unique_ptr<transport::Transport> WorkerTls::accept(int fd, uint16_t listener) {
+    SSL* session = tls_.new_session(fd, listener);
     if (session == nullptr) {
         log::error("no memory for a TLS session; closing the connection");
         ::close(fd);

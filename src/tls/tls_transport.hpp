@@ -23,7 +23,8 @@ public:
 
     // The transport of a socket accepted on a TLS listener; nullptr when
     // OpenSSL has no memory for a session (the socket is closed then).
-    std::unique_ptr<transport::Transport> accept(int fd);
+    // `listener`: config::listeners_of's index (its sites' certificates).
+    std::unique_ptr<transport::Transport> accept(int fd, uint16_t listener);
 
     // Where plaintext is staged so a head and a small body share a record,
     // at most this much per write(2): a slow reader's unsent bytes stay small.
@@ -63,6 +64,7 @@ public:
     bool secure() const override { return true; }
     const char* tls_protocol() const override { return stream_.protocol(); }
     const char* tls_cipher() const override { return stream_.cipher(); }
+    std::string_view server_name() const override { return stream_.server_name(); }
     const char* failure() const override { return stream_.failure(); }
 
 private:

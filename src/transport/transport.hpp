@@ -18,6 +18,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <new>
+#include <string_view>
 
 #include "core/io_poller.hpp"
 #include "core/small_blocks.hpp"
@@ -40,6 +41,12 @@ public:
     static void operator delete(void* block) { core::small_blocks::release(block); }
 
     int fd() const { return fd_; }
+
+    // The listener that accepted it (config::listeners_of's index) and that
+    // listener's port, set by the worker at accept, for the requests' site
+    // and $server_port.
+    uint16_t listener = 0;
+    uint16_t local_port = 0;
 
     // ---- before the protocol's first byte
     enum class Step {
@@ -106,6 +113,8 @@ public:
     virtual bool secure() const { return false; }
     virtual const char* tls_protocol() const { return nullptr; }
     virtual const char* tls_cipher() const { return nullptr; }
+    // The server name the client's TLS hello asked for (SNI); "" without.
+    virtual std::string_view server_name() const { return {}; }
     // Why the last call failed, for a debug log line ("" when unknown).
     virtual const char* failure() const { return ""; }
 

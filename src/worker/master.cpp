@@ -105,7 +105,8 @@ bool Master::open_sockets(const config::Config& config) {
     for (const config::SocketAddress& address : config.server.listen) entries.emplace_back(&address, false);
     if (config.tls)
         for (const config::SocketAddress& address : config.tls->listen) entries.emplace_back(&address, true);
-    for (const auto& [entry, tls] : entries) {
+    for (unsigned listener = 0; listener < entries.size(); ++listener) {
+        const auto& [entry, tls] = entries[listener];
         const config::SocketAddress& address = *entry;
         auto same = [&, tls = tls](const ListenSocket& s) { return s.tls == tls && serves(s.bound, address); };
         uint16_t port = 0;
@@ -113,6 +114,7 @@ bool Master::open_sockets(const config::Config& config) {
             if (take([&](const ListenSocket& s) { return s.slot == slot && same(s); })) {
                 port = port_of(opened.back().bound);
                 opened.back().proxy_protocol = address.proxy_protocol;
+                opened.back().listener = listener;
                 continue;
             }
             std::string error;
@@ -129,7 +131,7 @@ bool Master::open_sockets(const config::Config& config) {
                 log::info("listening on {} (port {}){}{}", address.text, port,
                           tls ? " for TLS" : "",
                           address.proxy_protocol ? " behind the PROXY protocol" : "");
-            ListenSocket socket{{}, slot, std::move(fd), tls, address.proxy_protocol};
+            ListenSocket socket{{}, slot, std::move(fd), tls, address.proxy_protocol, listener};
             socklen_t length = sizeof socket.bound;
             ::getsockname(socket.fd.get(), reinterpret_cast<sockaddr*>(&socket.bound), &length);
             opened.push_back(std::move(socket));
@@ -137,6 +139,7 @@ bool Master::open_sockets(const config::Config& config) {
         while (take(same)) {
             opened.back().slot %= config.server.workers;
             opened.back().proxy_protocol = address.proxy_protocol;
+            opened.back().listener = listener;
         }
     }
     // Sockets of addresses no longer listed close here; the old workers'
@@ -166,7 +169,8 @@ bool Master::spawn(unsigned slot) {
         std::vector<ListenFd> mine;
         for (ListenSocket& socket : sockets_) {
             if (socket.slot == slot)
-                mine.push_back({socket.fd.release(), socket.tls, socket.proxy_protocol});
+                mine.push_back({socket.fd.release(), socket.tls, socket.proxy_protocol,
+                                socket.listener});
             else ::close(socket.fd.release());
         }
         // None of the metrics sockets: a client the master closes must see the close.

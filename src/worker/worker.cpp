@@ -40,6 +40,8 @@ private:
         int fd;
         bool tls;
         bool proxy_protocol;
+        uint16_t index;  // config::listeners_of's
+        uint16_t port;   // as bound
         core::IoWatcher watcher;
     };
 
@@ -68,15 +70,21 @@ private:
     bool stopped_ = false;
 };
 
+// The port a listening socket is bound to; 0 when it cannot be told.
+uint16_t bound_port(int fd) {
+    sockaddr_storage bound{};
+    socklen_t length = sizeof bound;
+    if (::getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &length) != 0) return 0;
+    return ntohs(bound.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6&>(bound).sin6_port
+                                             : reinterpret_cast<sockaddr_in&>(bound).sin_port);
+}
+
 // The port redirect_http sends clients to: the first TLS listener's, as bound.
 uint16_t https_port(const std::vector<ListenFd>& listen_fds) {
     for (const ListenFd& socket : listen_fds) {
         if (!socket.tls) continue;
-        sockaddr_storage bound{};
-        socklen_t length = sizeof bound;
-        if (::getsockname(socket.fd, reinterpret_cast<sockaddr*>(&bound), &length) != 0) return 443;
-        return ntohs(bound.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6&>(bound).sin6_port
-                                                 : reinterpret_cast<sockaddr_in&>(bound).sin_port);
+        uint16_t port = bound_port(socket.fd);
+        return port != 0 ? port : 443;
     }
     return 443;
 }
@@ -100,6 +108,8 @@ Worker::Worker(const config::Config& config, const tls::ServerTls* tls, unsigned
         listener->fd = socket.fd;
         listener->tls = socket.tls;
         listener->proxy_protocol = socket.proxy_protocol;
+        listener->index = static_cast<uint16_t>(socket.listener);
+        listener->port = bound_port(socket.fd);
         listener->watcher.init(server_->poller, socket.fd, listener.get(), on_acceptable);
         listeners_.push_back(std::move(listener));
     }
@@ -199,12 +209,14 @@ void Worker::accept_from(Listener& listener) {
         ::setsockopt(accepted[i].fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
         server_->counters.connection_accepted();
         std::unique_ptr<transport::Transport> transport =
-            listener.tls ? tls_->accept(accepted[i].fd)
+            listener.tls ? tls_->accept(accepted[i].fd, listener.index)
                          : std::make_unique<transport::Socket>(accepted[i].fd);
         if (transport == nullptr) {
             server_->counters.connection_closed();
             continue;
         }
+        transport->listener = listener.index;
+        transport->local_port = listener.port;
         if (listener.proxy_protocol)
             ProxyHeaderRead::start(*server_, std::move(transport), accepted[i].peer);
         else

@@ -17,7 +17,8 @@ namespace portico::worker {
 struct ListenFd {
     int fd;
     bool tls;  // its connections start with a TLS handshake
-    bool proxy_protocol = false;  // ... after a PROXY protocol header
+    bool proxy_protocol;  // ... after a PROXY protocol header
+    unsigned listener;    // its config entry (config::listeners_of's index)
 };
 
 // Runs until drained (SIGQUIT or SIGTERM from the master: stop accepting,

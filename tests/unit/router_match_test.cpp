@@ -38,6 +38,13 @@ LocationConfig regex(std::string pattern) {
     return location(MatchKind::regex, std::move(pattern));
 }
 
+// Every location, as one site's.
+std::vector<size_t> every(const std::vector<LocationConfig>& locations) {
+    std::vector<size_t> indices(locations.size());
+    for (size_t i = 0; i < indices.size(); ++i) indices[i] = i;
+    return indices;
+}
+
 }  // namespace
 
 // The example from nginx's documentation of the `location` directive.
@@ -49,7 +56,7 @@ TEST_CASE("Router: nginx's documented example", "[router]") {
         stop_prefix("/images/"),            // D
         regex(R"((?i)\.(gif|jpg|jpeg)$)"),  // E
     };
-    const Router router(locations);
+    const Router router(locations, every(locations));
     constexpr int A = 0, B = 1, C = 2, D = 3, E = 4;
 
     CHECK(router.match("/") == A);
@@ -66,7 +73,7 @@ TEST_CASE("Router: exact beats a stop_regex prefix and a regex", "[router]") {
         regex("^/api/health$"),
         exact("/api/health"),
     };
-    const Router router(locations);
+    const Router router(locations, every(locations));
 
     CHECK(router.match("/api/health") == 2);
     CHECK(router.match("/api/health/") == 0);
@@ -77,7 +84,7 @@ TEST_CASE("Router: regexes are tried in file order", "[router]") {
         regex(R"(\.php$)"),
         regex(R"(^/admin/)"),
     };
-    const Router router(locations);
+    const Router router(locations, every(locations));
 
     CHECK(router.match("/admin/index.php") == 0);
     CHECK(router.match("/admin/users") == 1);
@@ -85,7 +92,7 @@ TEST_CASE("Router: regexes are tried in file order", "[router]") {
 
 TEST_CASE("Router: regexes match anywhere in the path", "[router]") {
     const std::vector<LocationConfig> locations{regex("/private/")};
-    const Router router(locations);
+    const Router router(locations, every(locations));
 
     CHECK(router.match("/a/private/b") == 0);
     CHECK(router.match("/a/public/b") == -1);
@@ -98,7 +105,7 @@ TEST_CASE("Router: longest prefix when no regex matches", "[router]") {
         prefix("/static/img/"),
         regex(R"(\.php$)"),
     };
-    const Router router(locations);
+    const Router router(locations, every(locations));
 
     CHECK(router.match("/static/img/logo.png") == 2);
     CHECK(router.match("/static/app.js") == 1);
@@ -112,7 +119,7 @@ TEST_CASE("Router: a stop_regex prefix only wins when it is the longest", "[rout
         prefix("/static/uploads/"),
         regex(R"(\.php$)"),
     };
-    const Router router(locations);
+    const Router router(locations, every(locations));
 
     CHECK(router.match("/static/a.php") == 0);
     CHECK(router.match("/static/uploads/a.php") == 2);
@@ -125,19 +132,19 @@ TEST_CASE("Router: no matching location gives -1", "[router]") {
         prefix("/api/"),
         regex(R"(\.css$)"),
     };
-    const Router router(locations);
+    const Router router(locations, every(locations));
 
     CHECK(router.match("/") == -1);
     CHECK(router.match("/health/") == -1);
     CHECK(router.match("/ap") == -1);
 
     const std::vector<LocationConfig> none;
-    CHECK(Router(none).match("/") == -1);
+    CHECK(Router(none, {}).match("/") == -1);
 }
 
 TEST_CASE("Router: prefixes compare bytes, not segments", "[router]") {
     const std::vector<LocationConfig> locations{prefix("/images")};
-    const Router router(locations);
+    const Router router(locations, every(locations));
 
     CHECK(router.match("/images") == 0);
     CHECK(router.match("/images/a.png") == 0);
@@ -153,7 +160,7 @@ TEST_CASE("Router: the first duplicate in file order wins", "[router]") {
         prefix("/p/"),
         prefix("/p/"),
     };
-    const Router router(locations);
+    const Router router(locations, every(locations));
 
     CHECK(router.match("/x") == 0);
     CHECK(router.match("/p/q") == 2);
@@ -164,7 +171,19 @@ TEST_CASE("Router: a regex that does not compile is skipped", "[router]") {
         regex("(unclosed"),
         regex("a"),
     };
-    const Router router(locations);
+    const Router router(locations, every(locations));
 
     CHECK(router.match("/a") == 1);
+}
+
+TEST_CASE("Router: a site's router sees only its locations and answers their global index",
+          "[router]") {
+    const std::vector<LocationConfig> locations{prefix("/"), prefix("/"), exact("/a"),
+                                                prefix("/b/")};
+    const Router second_site(locations, {1, 3});
+    CHECK(second_site.match("/a") == 1);
+    CHECK(second_site.match("/b/x") == 3);
+    const Router first_site(locations, {0, 2});
+    CHECK(first_site.match("/a") == 2);
+    CHECK(first_site.match("/b/x") == 0);
 }
