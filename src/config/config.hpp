@@ -20,7 +20,6 @@
 namespace portico::config {
 
 using Duration = std::chrono::milliseconds;
-using HeaderList = std::vector<std::pair<std::string, std::string>>;
 
 // Where a value came from in the TOML file, for messages.
 struct SourcePosition {
@@ -264,7 +263,9 @@ struct LocationConfig {
     std::vector<std::pair<int, Template>> error_pages;
 
     std::optional<RespondConfig> respond;  // status 444: close without a response
-    HeaderList headers;  // added to this location's responses (2xx, 3xx; any with headers_always)
+    // Added to this location's responses: 200, 201, 204, 206, 301, 302, 303,
+    // 304, 307 and 308 (nginx add_header); any status with headers_always.
+    std::vector<HeaderRule> headers;
     bool headers_always = false;
 
     size_t site = 0;  // index into Config::sites

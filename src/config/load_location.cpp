@@ -1,5 +1,4 @@
 // [[location]] tables: how each matches, and what it does.
-#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -138,62 +137,14 @@ void read_respond(const toml::node& node, const std::string& label, Diagnostics&
     }
     TableReader reader(*table, label + ": respond.", "respond of " + label, diagnostics);
     RespondConfig respond;
-    reader.read_bounded("status", respond.status, 100, 599);
+    // 444 is nginx's "close without a response", not an HTTP status.
+    if (const toml::node* status = reader.get("status"); status && status->value_or(0) == 444)
+        respond.status = 444;
+    else
+        reader.read_bounded("status", respond.status, 100, 599);
     reader.read_string("body", respond.body);
     reader.finish();
     location.respond = std::move(respond);
-}
-
-// Header names are case-insensitive (RFC 9110 section 5.1).
-bool same_header_name(std::string_view a, std::string_view b) {
-    return a.size() == b.size() && ::strncasecmp(a.data(), b.data(), a.size()) == 0;
-}
-
-// The response writer owns message framing; a configured one would
-// contradict the body actually sent.
-bool is_framing_header(std::string_view name) {
-    return same_header_name(name, "content-length") ||
-           same_header_name(name, "transfer-encoding") || same_header_name(name, "connection");
-}
-
-bool has_header(const HeaderList& headers, std::string_view name) {
-    return std::any_of(headers.begin(), headers.end(),
-                       [name](const auto& header) { return same_header_name(header.first, name); });
-}
-
-void read_header(const toml::key& key, const toml::node& value, const std::string& label,
-                 Diagnostics& diagnostics, HeaderList& headers) {
-    std::string name(key.str());
-    std::string field = label + ": headers." + name;
-    if (!is_token(name)) {
-        diagnostics.error(key.source(), field + ": not a valid header name");
-    } else if (is_framing_header(name)) {
-        diagnostics.error(key.source(), field + ": set by portico itself, cannot be configured");
-    } else if (has_header(headers, name)) {
-        diagnostics.error(key.source(),
-                          field + ": the same header is already set (case is ignored)");
-    } else if (const auto* text = value.as_string(); !text || !is_header_value(text->get())) {
-        diagnostics.error(value.source(), field + ": expected a string without line breaks, got " +
-                                              describe(value));
-    } else {
-        headers.emplace_back(std::move(name), text->get());
-    }
-}
-
-void read_headers(TableReader& reader, const std::string& label, Diagnostics& diagnostics,
-                  LocationConfig& location) {
-    const toml::node* node = reader.get("headers");
-    if (!node) {
-        return;
-    }
-    const toml::table* table = node->as_table();
-    if (!table) {
-        reader.wrong("headers", *node, "a table like { \"X-Frame-Options\" = \"DENY\" }");
-        return;
-    }
-    for (const auto& [key, value] : entries_in_file_order(*table)) {
-        read_header(*key, *value, label, diagnostics, location.headers);
-    }
 }
 
 // An option without the setting it modifies is a mistake to report, not a
@@ -213,9 +164,19 @@ void check_actions(TableReader& reader, const std::string& label, Diagnostics& d
     bool has_root = reader.table().contains("root") || reader.table().contains("alias");
     bool has_proxy = reader.table().contains("proxy");
     const toml::node* respond = reader.get("respond");
-    if (!has_root && !has_proxy && !respond) {
-        diagnostics.error(location.where,
-                          label + ": needs something to do: root, alias, proxy or respond");
+    // A rewrite-only location answers 404 for what its rules do not match.
+    bool has_rewrite = reader.table().contains("rewrite");
+    const toml::node* redirect = reader.get("redirect");
+    if (!has_root && !has_proxy && !respond && !redirect && !has_rewrite) {
+        diagnostics.error(location.where, label +
+                                              ": needs something to do: root, alias, proxy, "
+                                              "respond, redirect or rewrite");
+    }
+    if (redirect && (has_root || has_proxy || respond || has_rewrite)) {
+        diagnostics.error(redirect->source(), label +
+                                                  ": redirect answers every request: it cannot be "
+                                                  "combined with root, alias, proxy, respond or "
+                                                  "rewrite");
     }
     if (respond && (has_root || has_proxy)) {
         diagnostics.error(respond->source(),
@@ -226,7 +187,7 @@ void check_actions(TableReader& reader, const std::string& label, Diagnostics& d
         require_companion(reader, key, has_root, "root or alias", diagnostics);
     }
     require_companion(reader, "compress", has_root || has_proxy, "root or proxy", diagnostics);
-    for (std::string_view key : {"preserve_host", "websocket"}) {
+    for (std::string_view key : {"preserve_host", "websocket", "proxy_headers", "hide_headers"}) {
         require_companion(reader, key, has_proxy, "proxy", diagnostics);
     }
     const toml::node* stop_regex = reader.get("stop_regex");
@@ -264,16 +225,15 @@ LocationConfig read_location(const toml::table& table, size_t number, LoadContex
     reader.read_bool("stop_regex", location.stop_regex);
     read_root(reader, label, context, location);
     read_static_options(reader, location);
-    if (const toml::node* proxy = reader.get("proxy")) {
-        location.upstream = resolve_proxy(*proxy, reader.field("proxy"), context, upstreams);
-    }
+    read_proxy(reader, context, upstreams, location);
     read_static_rules(reader, context, upstreams, location);
     reader.read_bool("preserve_host", location.preserve_host);
     reader.read_bool("websocket", location.websocket);
     if (const toml::node* respond = reader.get("respond")) {
         read_respond(*respond, label, context.diagnostics, location);
     }
-    read_headers(reader, label, context.diagnostics, location);
+    read_header_rules(reader, context.diagnostics, location);
+    read_rules(reader, label, context.diagnostics, location);
     read_compression(reader, label, context.diagnostics, location);
     check_actions(reader, label, context.diagnostics, location);
     reader.finish();

@@ -1,5 +1,6 @@
 // [upstream.NAME] tables, and the upstream a location's `proxy` names.
 #include <algorithm>
+#include <cctype>
 
 #include "config/sections.hpp"
 #include "config/units.hpp"
@@ -25,7 +26,7 @@ void read_upstream(const std::string& name, const toml::table& table, LoadContex
     if (reader.require("servers", "servers = [\"127.0.0.1:3000\"]")) {
         HostNames host_names =
             upstream.resolve > Duration::zero() ? HostNames::resolve_later : HostNames::resolve_now;
-        reader.read_addresses("servers", upstream.servers, host_names);
+        reader.read_addresses("servers", upstream.servers, host_names, context.folder.string());
     }
     reader.read_choice("balance", upstream.balance,
                        {{"round_robin", Balance::round_robin},
@@ -52,49 +53,90 @@ void read_upstream(const std::string& name, const toml::table& table, LoadContex
     reader.finish();
 }
 
-// "http://host:port" or "http://host:port/" -> "host:port"; a missing port
-// is 80, as in any http URL. nullopt (with `why`) for anything else.
-std::optional<std::string> proxy_authority(std::string_view url, std::string& why) {
-    constexpr std::string_view scheme = "http://";
-    std::string_view rest = url.substr(scheme.size());
-    if (rest.ends_with('/')) {
-        rest.remove_suffix(1);
+// A path in a proxy URL as it goes on the wire: RFC 3986 pchars, '/' and
+// percent-escapes. Anything else would be sent in the request line as is.
+bool is_url_path(std::string_view path) {
+    constexpr std::string_view symbols = "-._~!$&'()*+,;=:@/";
+    for (size_t i = 0; i < path.size(); ++i) {
+        auto c = static_cast<unsigned char>(path[i]);
+        if (std::isalnum(c) || symbols.find(static_cast<char>(c)) != std::string_view::npos)
+            continue;
+        if (c == '%' && i + 2 < path.size() &&
+            std::isxdigit(static_cast<unsigned char>(path[i + 1])) &&
+            std::isxdigit(static_cast<unsigned char>(path[i + 2]))) {
+            i += 2;
+            continue;
+        }
+        return false;
     }
-    if (rest.empty() || rest.find_first_of("/?#@") != std::string_view::npos) {
-        why = "expected \"http://host:port\" without a path";
-        return std::nullopt;
-    }
-    std::string authority(rest);
-    size_t bracket = authority.rfind(']');
-    size_t colon = authority.rfind(':');
-    bool has_port = colon != std::string::npos && (bracket == std::string::npos || colon > bracket);
-    if (!has_port) {
-        authority += ":80";
-    }
-    return authority;
+    return true;
 }
 
-std::optional<size_t> inline_upstream(std::string_view url, const toml::node& value,
-                                      std::string_view field, LoadContext& context,
+struct ProxyUrl {
+    std::string authority;  // "host:port", a missing port 80 as in any http URL
+    std::string path;       // "" when the URL has none, else starting with '/'
+};
+
+// "http://host:port" and "http://host:port/v1/". nullopt (with `why`) for
+// what such a target cannot mean here: a query, a fragment, userinfo.
+std::optional<ProxyUrl> split_proxy_url(std::string_view url, std::string& why) {
+    constexpr std::string_view scheme = "http://";
+    std::string_view rest = url.substr(scheme.size());
+    if (rest.find_first_of("?#") != std::string_view::npos) {
+        why = "a query or fragment in the URL is not supported: the request's own are sent";
+        return std::nullopt;
+    }
+    size_t slash = rest.find('/');
+    std::string_view authority = rest.substr(0, slash);
+    if (authority.find('@') != std::string_view::npos) {
+        why =
+            "user information in the URL is not supported; set an Authorization header with "
+            "proxy_headers";
+        return std::nullopt;
+    }
+    if (authority.empty()) {
+        why = "expected \"http://host:port\" or \"http://host:port/path/\"";
+        return std::nullopt;
+    }
+    ProxyUrl split;
+    if (slash != std::string_view::npos) {
+        split.path = std::string(rest.substr(slash));
+        if (!is_url_path(split.path)) {
+            why = "the path '" + split.path + "' has characters that must be percent-encoded";
+            return std::nullopt;
+        }
+    }
+    split.authority = std::string(authority);
+    size_t bracket = split.authority.rfind(']');
+    size_t colon = split.authority.rfind(':');
+    bool has_port = colon != std::string::npos && (bracket == std::string::npos || colon > bracket);
+    if (!has_port) {
+        split.authority += ":80";
+    }
+    return split;
+}
+
+// One inline upstream per server, whatever paths the URLs naming it carry:
+// named "http://host:port" as written, without the path.
+std::optional<size_t> inline_upstream(const ProxyUrl& url, std::string_view name,
+                                      const toml::node& value, std::string_view field,
+                                      LoadContext& context,
                                       std::vector<UpstreamConfig>& upstreams) {
-    auto same_url = [url](const UpstreamConfig& upstream) { return upstream.name == url; };
+    auto same_url = [name](const UpstreamConfig& upstream) { return upstream.name == name; };
     if (auto found = std::find_if(upstreams.begin(), upstreams.end(), same_url);
         found != upstreams.end()) {
         return static_cast<size_t>(found - upstreams.begin());
     }
     std::string why;
-    std::optional<std::string> authority = proxy_authority(url, why);
-    std::optional<SocketAddress> server;
-    if (authority) {
-        server = parse_socket_address(*authority, HostNames::resolve_now, why);
-    }
+    std::optional<SocketAddress> server =
+        parse_socket_address(url.authority, HostNames::resolve_now, why);
     if (!server) {
         context.diagnostics.error(value.source(),
                                   std::string(field) + ": " + describe(value) + ": " + why);
         return std::nullopt;
     }
     UpstreamConfig upstream;
-    upstream.name = std::string(url);
+    upstream.name = std::string(name);
     upstream.servers.push_back(std::move(*server));
     upstreams.push_back(std::move(upstream));
     return upstreams.size() - 1;
@@ -126,7 +168,8 @@ void read_upstreams(const toml::node& node, LoadContext& context,
 }
 
 std::optional<size_t> resolve_proxy(const toml::node& value, std::string_view field,
-                                    LoadContext& context, std::vector<UpstreamConfig>& upstreams) {
+                                    LoadContext& context, std::vector<UpstreamConfig>& upstreams,
+                                    std::string* path) {
     const auto* text = value.as_string();
     if (!text) {
         context.diagnostics.error(value.source(), std::string(field) +
@@ -137,7 +180,20 @@ std::optional<size_t> resolve_proxy(const toml::node& value, std::string_view fi
     }
     const std::string& target = text->get();
     if (target.starts_with("http://")) {
-        return inline_upstream(target, value, field, context, upstreams);
+        std::string why;
+        std::optional<ProxyUrl> url = split_proxy_url(target, why);
+        if (url && !url->path.empty() && !path) why = "a path is not accepted here";
+        if (!why.empty()) {
+            context.diagnostics.error(value.source(),
+                                      std::string(field) + ": " + describe(value) + ": " + why);
+            return std::nullopt;
+        }
+        std::string_view name =
+            std::string_view(target).substr(0, target.size() - url->path.size());
+        std::optional<size_t> upstream =
+            inline_upstream(*url, name, value, field, context, upstreams);
+        if (upstream && path) *path = std::move(url->path);
+        return upstream;
     }
     if (target.find("://") != std::string::npos) {
         context.diagnostics.error(value.source(), std::string(field) + ": " + describe(value) +
@@ -153,6 +209,25 @@ std::optional<size_t> resolve_proxy(const toml::node& value, std::string_view fi
         return std::nullopt;
     }
     return static_cast<size_t>(found - upstreams.begin());
+}
+
+void read_proxy(TableReader& reader, LoadContext& context, std::vector<UpstreamConfig>& upstreams,
+                LocationConfig& location) {
+    const toml::node* proxy = reader.get("proxy");
+    if (!proxy) return;
+    std::string path;
+    location.upstream = resolve_proxy(*proxy, reader.field("proxy"), context, upstreams, &path);
+    if (path.empty()) return;
+    if (location.match != MatchKind::prefix) {
+        // What would it replace? nginx refuses it too.
+        reader.report("proxy", *proxy,
+                      "a path in the URL replaces the matched prefix: only a prefix location may "
+                      "have one; write \"http://host:port\" without '" +
+                          path + "'");
+        return;
+    }
+    // The prefix replaced by itself changes nothing: the target goes as received.
+    if (path != location.pattern) location.proxy_path = std::move(path);
 }
 
 }  // namespace portico::config

@@ -80,13 +80,27 @@ void read_upstreams(const toml::node& node, LoadContext& context,
                     std::vector<UpstreamConfig>& upstreams);
 
 // proxy = "NAME" or "http://host:port": the index into `upstreams`, appending
-// an inline upstream for a URL not seen before.
+// an inline upstream for a URL not seen before. A URL's path
+// ("http://host:port/v1/") goes to `path`, and is an error without one.
 std::optional<size_t> resolve_proxy(const toml::node& value, std::string_view field,
-                                    LoadContext& context, std::vector<UpstreamConfig>& upstreams);
+                                    LoadContext& context, std::vector<UpstreamConfig>& upstreams,
+                                    std::string* path = nullptr);
+
+// A location's `proxy`: its upstream, and the path that replaces its prefix
+// (a prefix location's only, as in nginx).
+void read_proxy(TableReader& reader, LoadContext& context, std::vector<UpstreamConfig>& upstreams,
+                LocationConfig& location);
+
+// A location's headers, headers_always, proxy_headers and hide_headers.
+void read_header_rules(TableReader& reader, Diagnostics& diagnostics, LocationConfig& location);
 
 // A location's compress, precompressed and gzip_static keys.
 void read_compression(TableReader& reader, const std::string& label, Diagnostics& diagnostics,
                       LocationConfig& location);
+
+// A location's redirect, rewrite and error_pages keys (load_rules.cpp).
+void read_rules(TableReader& reader, const std::string& label, Diagnostics& diagnostics,
+                LocationConfig& location);
 
 // Why `path` cannot serve files (strerror's text), or "" when it can.
 std::string unusable_directory(const std::string& path);

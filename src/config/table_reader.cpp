@@ -1,6 +1,7 @@
 #include "config/table_reader.hpp"
 
 #include <algorithm>
+#include <filesystem>
 #include <sstream>
 
 #include "config/units.hpp"
@@ -257,14 +258,27 @@ bool TableReader::read_string_array(std::string_view key, std::vector<std::strin
 
 std::optional<SocketAddress> TableReader::address_from(std::string_view key,
                                                        const toml::node& value,
-                                                       HostNames host_names) {
+                                                       HostNames host_names,
+                                                       std::string_view unix_folder) {
     const auto* text = value.as_string();
     if (!text) {
         wrong(key, value, host_names == HostNames::refused ? "\"IP:port\"" : "\"host:port\"");
         return std::nullopt;
     }
     std::string why;
-    auto address = parse_socket_address(text->get(), host_names, why);
+    constexpr std::string_view unix_scheme = "unix:";
+    std::optional<SocketAddress> address;
+    if (!unix_folder.empty() && text->get().starts_with(unix_scheme)) {
+        // Relative to the config file's folder, like every path in it.
+        std::filesystem::path path(text->get().substr(unix_scheme.size()));
+        if (path.empty())
+            why = "expected \"unix:/path/to/app.sock\"";
+        else
+            address = unix_socket_address(
+                (std::filesystem::path(unix_folder) / path).lexically_normal().string(), why);
+    } else {
+        address = parse_socket_address(text->get(), host_names, why);
+    }
     if (!address) {
         report(key, value, describe(value) + ": " + why);
     }
@@ -284,7 +298,7 @@ bool TableReader::read_address(std::string_view key, SocketAddress& out, HostNam
 }
 
 bool TableReader::read_addresses(std::string_view key, std::vector<SocketAddress>& out,
-                                 HostNames host_names) {
+                                 HostNames host_names, std::string_view unix_folder) {
     const toml::node* value = get(key);
     if (!value) {
         return false;
@@ -296,7 +310,7 @@ bool TableReader::read_addresses(std::string_view key, std::vector<SocketAddress
     }
     std::vector<SocketAddress> addresses;
     for (const toml::node& element : *array) {
-        if (auto address = address_from(key, element, host_names)) {
+        if (auto address = address_from(key, element, host_names, unix_folder)) {
             addresses.push_back(std::move(*address));
         }
     }

@@ -74,9 +74,10 @@ public:
     bool read_string_array(std::string_view key, std::vector<std::string>& out);
     // "host:port"; a host name as `host_names` says.
     bool read_address(std::string_view key, SocketAddress& out, HostNames host_names);
-    // A non-empty array of "host:port".
-    bool read_addresses(std::string_view key, std::vector<SocketAddress>& out,
-                        HostNames host_names);
+    // A non-empty array of "host:port"; with a `unix_folder`, also
+    // "unix:PATH" (a Unix socket, a relative PATH taken from that folder).
+    bool read_addresses(std::string_view key, std::vector<SocketAddress>& out, HostNames host_names,
+                        std::string_view unix_folder = {});
 
     // Reports a missing required key at the table's position.
     bool require(std::string_view key, std::string_view example);
@@ -123,7 +124,8 @@ public:
 private:
     bool read_integer(std::string_view key, int64_t& out, int64_t min, int64_t max);
     std::optional<SocketAddress> address_from(std::string_view key, const toml::node& value,
-                                              HostNames host_names);
+                                              HostNames host_names,
+                                              std::string_view unix_folder = {});
 
     const toml::table& table_;
     std::string field_prefix_;

@@ -3,11 +3,13 @@
 #include <arpa/inet.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <sys/un.h>
 
 #include <algorithm>
 #include <array>
 #include <cctype>
 #include <charconv>
+#include <cstddef>
 #include <cstring>
 #include <limits>
 #include <span>
@@ -239,6 +241,21 @@ std::optional<SocketAddress> parse_socket_address(std::string_view text, HostNam
         return host_name_address(host, *port, text);
     }
     return std::nullopt;
+}
+
+std::optional<SocketAddress> unix_socket_address(std::string_view path, std::string& why) {
+    sockaddr_un address{};
+    address.sun_family = AF_UNIX;
+    // sun_path holds the path and its terminating NUL (108 bytes on Linux):
+    // a longer one would be cut, and connect to another socket or none.
+    if (path.empty() || path.size() >= sizeof address.sun_path) {
+        why = "a Unix socket path has 1 to " + std::to_string(sizeof address.sun_path - 1) +
+              " bytes, this one " + std::to_string(path.size());
+        return std::nullopt;
+    }
+    std::memcpy(address.sun_path, path.data(), path.size());
+    auto length = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + path.size() + 1);
+    return make_address(&address, length, "unix:" + std::string(path));
 }
 
 std::optional<SocketAddress> parse_socket_address(std::string_view text, HostNames host_names) {

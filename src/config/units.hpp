@@ -38,4 +38,8 @@ std::optional<SocketAddress> parse_socket_address(std::string_view text, HostNam
 std::optional<SocketAddress> parse_socket_address(std::string_view text, HostNames host_names,
                                                   std::string& why);
 
+// An upstream on a Unix socket at `path` (absolute): text "unix:PATH". Fails
+// (with `why`) for a path that sockaddr_un cannot hold.
+std::optional<SocketAddress> unix_socket_address(std::string_view path, std::string& why);
+
 }  // namespace portico::config

@@ -11,7 +11,8 @@ namespace portico::http {
 ResponseFilter::ResponseFilter() = default;
 ResponseFilter::~ResponseFilter() = default;
 
-Exchange& ResponseFilter::wrap(Exchange& client) {
+Exchange& ResponseFilter::wrap(Exchange& outer_client) {
+    Exchange& client = closer_ ? closer_->wrap(outer_client) : outer_client;
     if (free_.empty()) {
         exchanges_.push_back(std::make_unique<FilteredExchange>(*this, new_stream()));
         free_.push_back(exchanges_.back().get());
@@ -22,6 +23,14 @@ Exchange& ResponseFilter::wrap(Exchange& client) {
     if (!exchange->start(client)) return client;
     free_.pop_back();
     return *exchange;
+}
+
+void ResponseFilter::unwrap(Exchange& wrapped, Exchange& client) {
+    if (&wrapped == &client) return;
+    auto& exchange = static_cast<FilteredExchange&>(wrapped);
+    exchange.client_ = nullptr;
+    exchange.output_done_ = exchange.handler_done_ = true;
+    free_.push_back(&exchange);
 }
 
 // Every entry point holds one: the exchange goes back to its filter when the
@@ -314,6 +323,14 @@ void FilteredExchange::pass_abort() {
     if (listener) listener->on_client_gone();
 }
 
+Exchange& FilteredExchange::pass_take_over() {
+    ExchangeListener* listener = std::exchange(listener_, nullptr);
+    output_done_ = handler_done_ = true;
+    client_->set_listener(nullptr);
+    if (listener) listener->on_client_gone();
+    return *client_;
+}
+
 void FilteredExchange::pass_listen() {
     filter_listens_ = true;
     if (!output_done_) listen_to_client();
@@ -330,6 +347,9 @@ void FilterOutput::end() {
 }
 void FilterOutput::abort() {
     exchange_.pass_abort();
+}
+Exchange& FilterOutput::take_over() {
+    return exchange_.pass_take_over();
 }
 void FilterOutput::listen() {
     exchange_.pass_listen();

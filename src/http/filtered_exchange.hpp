@@ -69,6 +69,7 @@ public:
 
 private:
     friend class FilterOutput;
+    friend class ResponseFilter;
     struct Guard;
     enum class Input : uint8_t {
         head,    // the head is collected here: the filter has seen nothing yet
@@ -95,6 +96,7 @@ private:
     void pass_end();
     void pass_abort();
     void pass_listen();
+    Exchange& pass_take_over();
 
     ResponseFilter& filter_;
     std::unique_ptr<FilterStream> stream_;

@@ -1,5 +1,7 @@
 #include "http/https_redirect.hpp"
 
+#include "http/redirect_response.hpp"
+
 namespace portico::http {
 
 namespace {
@@ -45,12 +47,7 @@ StepResult HttpsRedirect::answer(Request& request, Exchange& client) {
     }
     // 301 may turn a POST into a GET; 308 keeps the method and body.
     int status = request.method_name == "GET" || request.is_head() ? 301 : 308;
-    static constexpr std::string_view body = "Moved to https.\n";
-    client.begin_response(status, body.size());
-    client.add_header("Location", target);
-    client.add_header("Content-Type", "text/plain; charset=utf-8");
-    client.send_body(body);
-    client.end_response();
+    answer_redirect(client, status, target, "Moved to https.\n");
     return StepResult::answered;
 }
 

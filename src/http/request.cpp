@@ -123,7 +123,7 @@ struct IdGenerator {
 
 }  // namespace
 
-std::string_view request_id(Request& request) {
+std::string_view request_id(const Request& request) {
     if (request.request_id.empty()) {
         static thread_local IdGenerator generator;
         static constexpr char hex[] = "0123456789abcdef";

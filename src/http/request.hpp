@@ -54,8 +54,10 @@ struct Request {
     // location's static files are skipped and that upstream answers.
     bool skip_static_files = false;
     // $request_id, made on first use (request_id()); empty until then.
-    std::string_view request_id;
-    char request_id_text[32];
+    // Mutable: making it is not a change of the request, and a handler sees
+    // the request const.
+    mutable std::string_view request_id;
+    mutable char request_id_text[32];
 
     bool has_body() const { return chunked || content_length > 0; }
     bool is_head() const;
@@ -68,7 +70,7 @@ struct Request {
 // The request's $request_id: 32 lowercase hex characters, random, made the
 // first time it is asked for (an X-Request-ID from a trusted proxy is set
 // in request_id before).
-std::string_view request_id(Request& request);
+std::string_view request_id(const Request& request);
 
 // A Host header (or :authority, or an absolute-form target's authority) as
 // RFC 9110 7.2 and RFC 3986 3.2.2 allow it: a reg-name, an IPv4 address or

@@ -4,7 +4,6 @@
 
 #include <ctime>
 
-
 namespace portico::http {
 
 void log_finished_request(ServerContext& server, const FinishedRequest& finished,
@@ -39,6 +38,9 @@ void log_finished_request(ServerContext& server, const FinishedRequest& finished
         entry.tls_protocol = finished.transport.tls_protocol();
         entry.tls_cipher = finished.transport.tls_cipher();
     }
+    // The id sent upstream, or one made now: a line can be matched with the
+    // app's log, and a static one still has its own.
+    entry.request_id = request_id(request);
     server.access_log.log(entry);
 }
 

@@ -35,6 +35,33 @@ inline void take_connection(Request& request, const transport::Transport& connec
 // 421 for a Host of another site than its TLS connection's SNI.
 bool choose_site(ServerContext& server, Request& request, Exchange& client, size_t& site);
 
+enum class LocationChoice : uint8_t {
+    found,              // `location` is set: serve it
+    answered,           // a step answered on `client`
+    no_match,           // no location matches the path
+    too_many_reroutes,  // more than max_reroutes: a rewrite or error page loop
+};
+
+// Finds the location for request.normalized_path among the site's (`router`) and runs its steps, again
+// after a step reroutes the request. Shared by route_request and the error
+// pages (which answer their URI through the locations). Inline: every
+// request takes it.
+inline LocationChoice choose_location(ServerContext& server, const router::Router& router,
+                                      Request& request, Exchange& client, int& location) {
+    for (int reroutes = 0;; ++reroutes) {
+        location = router.match(request.normalized_path);
+        if (location < 0) [[unlikely]]
+            return LocationChoice::no_match;
+        StepResult result = StepResult::next;
+        for (RequestStep* step : server.serving[static_cast<size_t>(location)].steps)
+            if ((result = step->answer(request, client)) != StepResult::next) break;
+        if (result == StepResult::next) return LocationChoice::found;
+        if (result == StepResult::answered) return LocationChoice::answered;
+        if (reroutes == max_reroutes) [[unlikely]]
+            return LocationChoice::too_many_reroutes;
+    }
+}
+
 // Normalizes the request's path, runs the steps before the content and
 // finds its site and location (state.location), again after a step
 // reroutes it.
@@ -55,23 +82,19 @@ inline bool route_request(ServerContext& server, Request& request, Exchange& cli
     if (!server.sites.single() && !choose_site(server, request, client, site)) [[unlikely]]
         return false;
     request.server_name = server.sites.server_name(site);
-    const router::Router& router = server.sites.router(site);
-    for (int reroutes = 0;; ++reroutes) {
-        state.location = router.match(request.normalized_path);
-        if (state.location < 0) [[unlikely]] {
-            client.respond_text(404, status_text(404));
-            return false;
-        }
-        StepResult result = StepResult::next;
-        for (RequestStep* step : server.serving[static_cast<size_t>(state.location)].steps)
-            if ((result = step->answer(request, client)) != StepResult::next) break;
-        if (result == StepResult::next) return true;
-        if (result == StepResult::answered) return false;
-        if (reroutes == max_reroutes) [[unlikely]] {
-            answer_reroute_loop(server, request, client);
-            return false;
-        }
+    switch (choose_location(server, server.sites.router(site), request, client, state.location)) {
+    case LocationChoice::found:
+        return true;
+    case LocationChoice::answered:
+        return false;
+    case LocationChoice::no_match:
+        client.respond_text(404, status_text(404));
+        return false;
+    case LocationChoice::too_many_reroutes:
+        answer_reroute_loop(server, request, client);
+        return false;
     }
+    return false;
 }
 
 // Runs the location's handlers, through its filter when it has one; 404

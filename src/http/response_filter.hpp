@@ -99,6 +99,12 @@ public:
     // that holds output.
     void listen();
     const Request& request() const;
+    // The filter answers this request another way (an error page): nothing
+    // more of this response reaches the client, the handler hears
+    // on_client_gone (a proxy stops reading its upstream) and what it still
+    // sends is dropped. Returns the client's exchange, free for the new
+    // response, which must be answered on it.
+    Exchange& take_over();
 
 private:
     friend class FilteredExchange;
@@ -158,6 +164,14 @@ public:
     // when the stream declines the request (FilterStream::start). A
     // FilteredExchange lives until its response is out or the client gone.
     Exchange& wrap(Exchange& client);
+    // Gives back what wrap(client) lent when nothing was answered through
+    // it (the request steps that let a request go on). For a filter whose
+    // output goes to the client itself (no output_through).
+    void unwrap(Exchange& wrapped, Exchange& client);
+
+    // This filter's output goes through `closer` before the client (a
+    // location's compression, then its error pages).
+    void output_through(ResponseFilter& closer) { closer_ = &closer; }
 
 protected:
     virtual std::unique_ptr<FilterStream> new_stream() = 0;
@@ -170,6 +184,7 @@ private:
     // at once here.
     std::vector<std::unique_ptr<FilteredExchange>> exchanges_;
     std::vector<FilteredExchange*> free_;
+    ResponseFilter* closer_ = nullptr;
 };
 
 }  // namespace portico::http

@@ -41,6 +41,8 @@ protected:
     ~OpenConnection() = default;
 };
 
+class LocationHeaders;
+
 // What serves one location: its steps (rewrite, access), its handlers,
 // tried in order, and the filter between them and the client
 // (compression), or nullptr.
@@ -48,6 +50,7 @@ struct LocationServing {
     std::vector<RequestStep*> steps;
     std::vector<Handler*> handlers;
     ResponseFilter* filter = nullptr;
+    LocationHeaders* headers = nullptr;  // its `headers`, added to its heads; none: nullptr
     // A handler streams request bodies, so the location is served as soon
     // as the head is in.
     bool streams_body = false;

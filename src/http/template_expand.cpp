@@ -44,7 +44,7 @@ std::string_view cookie_value(const Request& request, std::string_view name) {
     return {};
 }
 
-void expand(const config::Template& value, Request& request, const PeerAddress& client,
+void expand(const config::Template& value, const Request& request, const PeerAddress& client,
             Captures captures, std::string& out) {
     using config::Variable;
     for (const config::TemplatePart& part : value.parts) {

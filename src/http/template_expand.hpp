@@ -20,7 +20,7 @@ using Captures = std::span<const std::string_view>;
 
 // Appends the value for this request to `out`. A variable without a value
 // (no such header, a capture beyond `captures`) expands to "".
-void expand(const config::Template& value, Request& request, const PeerAddress& client,
+void expand(const config::Template& value, const Request& request, const PeerAddress& client,
             Captures captures, std::string& out);
 
 // $host: the Host (or :authority) lowercase, without a port or a trailing

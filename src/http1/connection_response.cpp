@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "http/chunked_coding.hpp"
+#include "http/location_headers.hpp"
 #include "core/log.hpp"
 #include "http1/connection.hpp"
 #include "http/request_record.hpp"
@@ -77,8 +78,7 @@ void ClientConnection::commit_head() {
         close_after_response_ = true;
         r_->head.header("Connection", "close");
     }
-    if (r_->location >= 0)
-        for (const auto& [name, value] : location().headers) r_->head.header(name, value);
+    http::add_location_headers(server_, r_->location, r_->response_status, *this);
     r_->head.end();
     if (r_->head.overflowed()) [[unlikely]] {
         answer_head_overflow();

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "http/header_text.hpp"
+#include "http/location_headers.hpp"
 #include "http/request_record.hpp"
 #include "http/request_routing.hpp"
 #include "http/status.hpp"
@@ -310,8 +311,7 @@ void Stream::add_header(std::string_view name, std::string_view value) {
 void Stream::commit_head(bool with_body) {
     r_.head_committed = true;
     if (closed_) return;
-    if (r_.location >= 0)
-        for (const auto& [name, value] : location().headers) add_header(name, value);
+    http::add_location_headers(session_.server(), r_.location, r_.response_status, *this);
     std::to_chars(status_digits_, status_digits_ + 3, r_.response_status);
     std::vector<nghttp2_nv>& fields = session_.header_scratch();
     fields.resize(1 + buffers_.field_lengths.size());

@@ -211,6 +211,8 @@ void format_combined(std::string& out, const AccessRecord& r) {
         out += '/';
         append_escaped(out, r.tls_cipher.empty() ? std::string_view("-") : r.tls_cipher);
     }
+    out += " rid=";
+    append_escaped(out, r.request_id.empty() ? std::string_view("-") : r.request_id);
 }
 
 void format_json(std::string& out, const AccessRecord& r) {
@@ -263,6 +265,8 @@ void format_json(std::string& out, const AccessRecord& r) {
     append_json_string_or_null(out, r.tls_protocol);
     out += ",\"tls_cipher\":";
     append_json_string_or_null(out, r.tls_protocol.empty() ? std::string_view() : r.tls_cipher);
+    out += ",\"request_id\":";
+    append_json_string_or_null(out, r.request_id);
     out += '}';
 }
 

@@ -4,6 +4,7 @@
 #include <netinet/in.h>
 
 #include "http/header_text.hpp"
+#include "http/path_encoding.hpp"
 
 namespace portico::proxy {
 
@@ -31,6 +32,13 @@ bool named_in_connection(std::string_view name, std::string_view connection) {
     return named;
 }
 
+// hide_headers, lowercase.
+bool is_hidden(std::string_view name, const std::vector<std::string>& hidden) {
+    for (const std::string& hide : hidden)
+        if (equals_ignore_case(name, hide)) return true;
+    return false;
+}
+
 }  // namespace
 
 bool is_websocket_request(const http::Request& request, const config::LocationConfig& location) {
@@ -39,30 +47,33 @@ bool is_websocket_request(const http::Request& request, const config::LocationCo
 }
 
 void write_upstream_request_head(http::ResponseHead& head, const http::Request& request,
-                                 const http::PeerAddress& client, std::string_view server_address,
-                                 bool preserve_host, bool websocket, bool keep_alive) {
-    // An absolute-form target goes upstream in origin form (RFC 9112 3.2.2).
-    std::string_view target = request.target;
-    if (!request.authority.empty()) target = request.target.substr(request.path.data() - request.target.data());
+                                 const http::PeerAddress& client, UpstreamRequestRules& rules,
+                                 std::string_view server_host, bool websocket, bool keep_alive) {
+    using Rules = UpstreamRequestRules;
     head.append(request.method_name);
     head.append(" ");
-    head.append(target.empty() ? "/" : target);
+    rules.write_target(head, request);
     head.append(" HTTP/1.1\r\n");
-    head.header("Host", preserve_host && !request.host.empty() ? request.host : server_address);
+    if (!rules.replaces(Rules::host))
+        head.header("Host", rules.location().preserve_host && !request.host.empty() ? request.host
+                                                                                    : server_host);
 
     std::string_view connection = request.header("connection");
     bool has_forwarded_for = false;
+    bool has_rules = rules.has_headers();
     for (const http::HeaderField& field : request.headers) {
         std::string_view name = field.name;
         if (is_hop_by_hop(name) || named_in_connection(name, connection) ||
             equals_ignore_case(name, "host") || equals_ignore_case(name, "x-real-ip") ||
             equals_ignore_case(name, "x-forwarded-proto") ||
             equals_ignore_case(name, "x-forwarded-host") ||
+            // Ours; a trusted proxy's is request.request_id already.
+            equals_ignore_case(name, "x-request-id") ||
             // The client got its 100 from us; the body streams anyway.
             equals_ignore_case(name, "expect") ||
             // The body's framing is ours to write (below).
             equals_ignore_case(name, "content-length") ||
-            equals_ignore_case(name, "transfer-encoding"))
+            equals_ignore_case(name, "transfer-encoding") || (has_rules && rules.sets(name)))
             continue;
         if (equals_ignore_case(name, "x-forwarded-for")) {
             has_forwarded_for = true;
@@ -72,19 +83,25 @@ void write_upstream_request_head(http::ResponseHead& head, const http::Request& 
     }
     char ip_buffer[INET6_ADDRSTRLEN];
     std::string_view ip = http::format_ip(client, ip_buffer, sizeof ip_buffer);
-    head.append("X-Forwarded-For: ");
-    // Several X-Forwarded-For lines are one list (RFC 9110 5.3), in order.
-    if (has_forwarded_for)
-        for (const http::HeaderField& field : request.headers)
-            if (equals_ignore_case(field.name, "x-forwarded-for") && !field.value.empty()) {
-                head.append(field.value);
-                head.append(", ");
-            }
-    head.append(ip);
-    head.append("\r\n");
-    head.header("X-Real-IP", ip);
-    head.header("X-Forwarded-Proto", request.secure ? "https" : "http");
-    if (!request.host.empty()) head.header("X-Forwarded-Host", request.host);
+    if (!rules.replaces(Rules::forwarded_for)) {
+        head.append("X-Forwarded-For: ");
+        // Several X-Forwarded-For lines are one list (RFC 9110 5.3), in order.
+        if (has_forwarded_for)
+            for (const http::HeaderField& field : request.headers)
+                if (equals_ignore_case(field.name, "x-forwarded-for") && !field.value.empty()) {
+                    head.append(field.value);
+                    head.append(", ");
+                }
+        head.append(ip);
+        head.append("\r\n");
+    }
+    if (!rules.replaces(Rules::real_ip)) head.header("X-Real-IP", ip);
+    if (!rules.replaces(Rules::forwarded_proto))
+        head.header("X-Forwarded-Proto", request.secure ? "https" : "http");
+    if (!request.host.empty() && !rules.replaces(Rules::forwarded_host))
+        head.header("X-Forwarded-Host", request.host);
+    if (!rules.replaces(Rules::request_id)) head.header("X-Request-ID", http::request_id(request));
+    if (has_rules) rules.write_headers(head, request, client);
     // The body goes as the client framed it: its length, or chunks the
     // proxy encodes again from the decoded data (never both: smuggling).
     if (request.chunked)
@@ -100,7 +117,8 @@ void write_upstream_request_head(http::ResponseHead& head, const http::Request& 
     head.end();
 }
 
-void add_upstream_response_headers(http::Exchange& exchange, const UpstreamResponse& response) {
+void add_upstream_response_headers(http::Exchange& exchange, const UpstreamResponse& response,
+                                   const std::vector<std::string>& hidden) {
     std::string_view connection;
     for (const http::HeaderField& field : response.headers)
         if (equals_ignore_case(field.name, "connection")) connection = field.value;
@@ -113,7 +131,8 @@ void add_upstream_response_headers(http::Exchange& exchange, const UpstreamRespo
             continue;
         if (equals_ignore_case(name, "content-length") ||
             equals_ignore_case(name, "transfer-encoding") || equals_ignore_case(name, "date") ||
-            equals_ignore_case(name, "server"))
+            equals_ignore_case(name, "server") ||
+            (!hidden.empty() && !tunnel_header && is_hidden(name, hidden)))
             continue;
         exchange.add_header(name, field.value);
     }

@@ -5,35 +5,42 @@
 
 #include <sys/socket.h>
 
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "config/config.hpp"
 #include "http/exchange.hpp"
 #include "http/request.hpp"
 #include "http/response_head.hpp"
 #include "proxy/response_parser.hpp"
+#include "proxy/upstream_request_rules.hpp"
 
 namespace portico::proxy {
 
 // Writes the upstream request head into `head`: method, the target in origin
-// form, Host (the client's with preserve_host, else the server's address),
-// the client's end-to-end headers, X-Forwarded-For (appended), -Proto,
-// -Host, X-Real-IP, the body's framing (Content-Length as the client sent
-// it, or Transfer-Encoding: chunked for a chunked body, which the proxy
-// encodes again); and Connection/Upgrade for a WebSocket handshake.
-// Connection is otherwise left out when the connection will be pooled
-// (HTTP/1.1 keeps it alive), and "close" when it will not (`keep_alive`
-// false: the upstream then closes it itself, instead of arming its
-// keep-alive timer for a connection we are about to close).
+// form (rules.write_target), Host (the client's with preserve_host, else
+// `server_host`), the client's end-to-end headers, X-Forwarded-For
+// (appended), -Proto, -Host, X-Real-IP, X-Request-ID ($request_id), then the
+// location's proxy_headers (which replace any of those, and a client's
+// header of the same name), the body's framing (Content-Length as the
+// client sent it, or Transfer-Encoding: chunked for a chunked body, which
+// the proxy encodes again); and Connection/Upgrade for a WebSocket
+// handshake. Connection is otherwise left out when the connection will be
+// pooled (HTTP/1.1 keeps it alive), and "close" when it will not
+// (`keep_alive` false: the upstream then closes it itself, instead of
+// arming its keep-alive timer for a connection we are about to close).
 void write_upstream_request_head(http::ResponseHead& head, const http::Request& request,
-                                 const http::PeerAddress& client, std::string_view server_address,
-                                 bool preserve_host, bool websocket, bool keep_alive);
+                                 const http::PeerAddress& client, UpstreamRequestRules& rules,
+                                 std::string_view server_host, bool websocket, bool keep_alive);
 
-// Adds the upstream response's end-to-end headers to the client response.
-// Date and Server are portico's own (nginx's proxy_hide_header defaults);
-// the body framing is the exchange's. For a 101, Upgrade and Connection go
-// through: the tunnel needs them.
-void add_upstream_response_headers(http::Exchange& exchange, const UpstreamResponse& response);
+// Adds the upstream response's end-to-end headers to the client response,
+// but those named in `hidden` (hide_headers, lowercase). Date and Server are
+// portico's own (nginx's proxy_hide_header defaults); the body framing is
+// the exchange's. For a 101, Upgrade and Connection go through: the tunnel
+// needs them.
+void add_upstream_response_headers(http::Exchange& exchange, const UpstreamResponse& response,
+                                   const std::vector<std::string>& hidden);
 
 // True for a WebSocket handshake the location lets through.
 bool is_websocket_request(const http::Request& request, const config::LocationConfig& location);

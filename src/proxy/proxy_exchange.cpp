@@ -29,10 +29,11 @@ uint64_t ms(config::Duration duration) { return static_cast<uint64_t>(duration.c
 }  // namespace
 
 ProxyExchange::ProxyExchange(http::Exchange& exchange, Upstream& upstream,
-                             core::BufferPool& buffers, core::BufferPool& response_buffers,
-                             core::IoPoller& poller)
+                             UpstreamRequestRules& rules, core::BufferPool& buffers,
+                             core::BufferPool& response_buffers, core::IoPoller& poller)
     : exchange_(&exchange),
       upstream_(upstream),
+      rules_(rules),
       buffers_(buffers),
       response_buffers_(response_buffers),
       poller_(poller),
@@ -46,7 +47,7 @@ ProxyExchange::~ProxyExchange() {
 void ProxyExchange::start() {
     Guard guard(*this);
     const http::Request& request = exchange_->request();
-    websocket_ = is_websocket_request(request, exchange_->location());
+    websocket_ = is_websocket_request(request, rules_.location());
     chunked_request_ = request.chunked;
     request_complete_ = !request.has_body();
     exchange_->set_listener(this);
@@ -74,9 +75,8 @@ void ProxyExchange::attempt() {
 
     if (head_block_ == nullptr) head_block_ = buffers_.acquire();
     http::ResponseHead head(head_block_, buffers_.block_size());
-    const config::LocationConfig& location = exchange_->location();
-    write_upstream_request_head(head, exchange_->request(), exchange_->client_address(),
-                                server_->entry->text, location.preserve_host, websocket_,
+    write_upstream_request_head(head, exchange_->request(), exchange_->client_address(), rules_,
+                                server_->host_header(), websocket_,
                                 upstream_.config().keepalive > 0);
     if (head.overflowed()) {
         log::error("request head for {} too large to forward", exchange_->request().target);

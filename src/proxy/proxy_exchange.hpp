@@ -17,6 +17,7 @@
 #include "transport/output_queue.hpp"
 #include "proxy/response_parser.hpp"
 #include "proxy/upstream.hpp"
+#include "proxy/upstream_request_rules.hpp"
 
 namespace portico::proxy {
 
@@ -27,8 +28,10 @@ class ProxyExchange final : public http::ExchangeListener,
 public:
     // `buffers` hold the request head; `response_buffers`, larger, what is
     // read from the upstream.
-    ProxyExchange(http::Exchange& exchange, Upstream& upstream, core::BufferPool& buffers,
-                  core::BufferPool& response_buffers, core::IoPoller& poller);
+    // `rules`: the location's changes to the request and response.
+    ProxyExchange(http::Exchange& exchange, Upstream& upstream, UpstreamRequestRules& rules,
+                  core::BufferPool& buffers, core::BufferPool& response_buffers,
+                  core::IoPoller& poller);
     // Starts the exchange; it ends (and frees itself) on its own.
     void start();
 
@@ -94,6 +97,7 @@ private:
 
     http::Exchange* exchange_;  // nullptr once the client is gone
     Upstream& upstream_;
+    UpstreamRequestRules& rules_;
     core::BufferPool& buffers_;
     core::BufferPool& response_buffers_;
     core::IoPoller& poller_;

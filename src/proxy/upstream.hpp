@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "config/config.hpp"
@@ -50,6 +51,15 @@ struct UpstreamServer {
     // Idle pool: a doubly linked list, most recently used first.
     UpstreamConnection* idle_head = nullptr;
     uint32_t idle_count = 0;
+
+    // servers = ["unix:/path"]: connected to at the entry's own address
+    // (`address` has no room for a sockaddr_un, and the entry never resolves).
+    bool on_unix_socket() const { return entry->storage.ss_family == AF_UNIX; }
+    // The Host header when the client's is not sent: the entry as written,
+    // or "localhost" for a Unix socket, as nginx sends.
+    std::string_view host_header() const {
+        return on_unix_socket() ? std::string_view("localhost") : std::string_view(entry->text);
+    }
 };
 
 // The servers one request has tried, in a fixed array: no allocation per

@@ -13,15 +13,21 @@ namespace portico::proxy {
 
 UpstreamConnection* UpstreamConnection::open(core::IoPoller& poller, UpstreamServer& server,
                                              int& error) {
-    const http::PeerAddress& address = server.address;
-    int fd = ::socket(address.any.sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    bool unix_socket = server.on_unix_socket();
+    const sockaddr* address = unix_socket
+                                  ? reinterpret_cast<const sockaddr*>(&server.entry->storage)
+                                  : &server.address.any;
+    socklen_t length = unix_socket ? server.entry->length : http::address_length(server.address);
+    int fd = ::socket(address->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0) {
         error = errno;
         return nullptr;
     }
     int on = 1;
-    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
-    int result = ::connect(fd, &address.any, http::address_length(address));
+    if (!unix_socket) ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
+    // A Unix socket's connect completes at once, or fails (EAGAIN: the
+    // listener's backlog is full), which counts as a refused TCP connect.
+    int result = ::connect(fd, address, length);
     if (result != 0 && errno != EINPROGRESS) {
         error = errno;
         ::close(fd);
@@ -55,6 +61,7 @@ bool UpstreamConnection::watch(Owner* owner, int events) {
 }
 
 void UpstreamConnection::acknowledge_now() {
+    if (server_.on_unix_socket()) return;  // no ACKs to delay
     int on = 1;
     ::setsockopt(fd_, IPPROTO_TCP, TCP_QUICKACK, &on, sizeof on);
 }

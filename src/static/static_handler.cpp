@@ -6,36 +6,14 @@
 #include <cstdio>
 #include <cstring>
 
-#include "http/accept_encoding.hpp"
 #include "core/log.hpp"
+#include "http/accept_encoding.hpp"
+#include "http/path_encoding.hpp"
 #include "http/status.hpp"
 #include "static/conditional.hpp"
 #include "static/range.hpp"
 
 namespace portico::staticfiles {
-
-namespace {
-
-// Percent-encodes what may not stand in a path as it is (RFC 3986 3.3),
-// and the backslash, which browsers treat as a slash.
-void append_encoded_path(std::string& out, std::string_view path) {
-    static constexpr char hex[] = "0123456789ABCDEF";
-    for (char c : path) {
-        unsigned char byte = static_cast<unsigned char>(c);
-        bool plain = (byte >= 'a' && byte <= 'z') || (byte >= 'A' && byte <= 'Z') ||
-                     (byte >= '0' && byte <= '9') ||
-                     std::string_view("/-._~!$&'()*+,;=:@").find(c) != std::string_view::npos;
-        if (plain) {
-            out.push_back(c);
-        } else {
-            out.push_back('%');
-            out.push_back(hex[byte >> 4]);
-            out.push_back(hex[byte & 15]);
-        }
-    }
-}
-
-}  // namespace
 
 StaticHandler::StaticHandler(const config::LocationConfig& location, const LocationFiles& files,
                              FileCache& cache, const MimeTypes& mime)
@@ -102,7 +80,7 @@ bool StaticHandler::serve_directory(http::Exchange& exchange, std::string_view r
         // can't become "//host" or "/\host", which browsers read as another
         // site (an open redirect).
         scratch_.clear();
-        append_encoded_path(scratch_, request.normalized_path);
+        http::append_encoded_path(scratch_, request.normalized_path);
         scratch_.push_back('/');
         if (!request.query.empty()) {
             scratch_.push_back('?');

@@ -3,8 +3,12 @@
 #include "compress/compression_filter.hpp"
 #include "http/forwarded_client.hpp"
 #include "http/https_redirect.hpp"
+#include "http/location_headers.hpp"
 #include "http/respond_handler.hpp"
 #include "proxy/proxy_handler.hpp"
+#include "rules/error_pages.hpp"
+#include "rules/redirect_step.hpp"
+#include "rules/rewrite_step.hpp"
 #include "static/static_handler.hpp"
 #include "static/try_files_step.hpp"
 
@@ -35,15 +39,24 @@ Composition::Composition(http::ServerContext& server, uint16_t https_port)
             serving.streams_body = serving.streams_body || handler->streams_request_body();
             handlers_.push_back(std::move(handler));
         };
-        if (location.respond) add(std::make_unique<http::RespondHandler>(*location.respond));
+        auto add_step = [&](std::unique_ptr<http::RequestStep> step) {
+            serving.steps.push_back(step.get());
+            steps_.push_back(std::move(step));
+        };
+        // nginx's phase order: rewrite, then try_files (precontent).
+        if (location.redirect)
+            add_step(std::make_unique<rules::RedirectStep>(*location.redirect, location));
+        if (!location.rewrite.empty())
+            add_step(std::make_unique<rules::RewriteStep>(location.rewrite));
+        if (location.respond && location.respond->status == 444)
+            add(std::make_unique<http::CloseHandler>());
+        else if (location.respond)
+            add(std::make_unique<http::RespondHandler>(*location.respond));
         if (location.root || location.alias) {
             location_files_.push_back(std::make_unique<staticfiles::LocationFiles>(location));
             const staticfiles::LocationFiles& files = *location_files_.back();
-            if (location.try_files) {
-                steps_.push_back(
-                    std::make_unique<staticfiles::TryFilesStep>(location, files, file_cache_));
-                serving.steps.push_back(steps_.back().get());
-            }
+            if (location.try_files)
+                add_step(std::make_unique<staticfiles::TryFilesStep>(location, files, file_cache_));
             add(std::make_unique<staticfiles::StaticHandler>(location, files, file_cache_, mime_));
         }
         // try_files' "@UPSTREAM" is the upstream after the files, as a proxy
@@ -52,8 +65,13 @@ Composition::Composition(http::ServerContext& server, uint16_t https_port)
         if (location.try_files && location.try_files->upstream)
             upstream = location.try_files->upstream;
         if (upstream)
-            add(std::make_unique<proxy::ProxyHandler>(*upstreams_[*upstream], server.buffers,
-                                                      upstream_buffers_, server.poller));
+            add(std::make_unique<proxy::ProxyHandler>(*upstreams_[*upstream], location,
+                                                      server.buffers, upstream_buffers_,
+                                                      server.poller));
+        if (!location.headers.empty()) {
+            location_headers_.push_back(std::make_unique<http::LocationHeaders>(location));
+            serving.headers = location_headers_.back().get();
+        }
         if (location.compress) {
             // A compressing stream's output block is an upstream read's
             // size: one chunk per 64 KiB of compressed bytes at most.
@@ -61,6 +79,24 @@ Composition::Composition(http::ServerContext& server, uint16_t https_port)
                 *location.compress, compressed_cache_, upstream_buffers_, encoder_memory_,
                 server.counters));
             serving.filter = filters_.back().get();
+        }
+        if (!location.error_pages.empty()) {
+            if (!error_pages_) error_pages_ = std::make_unique<rules::ErrorPages>(server);
+            auto filter =
+                std::make_unique<rules::ErrorPageFilter>(location.error_pages, *error_pages_);
+            rules::ErrorPageFilter& error_pages = *filter;
+            filters_.push_back(std::move(filter));
+            // Closest to the client: it sees the status the client would get.
+            if (serving.filter)
+                serving.filter->output_through(error_pages);
+            else
+                serving.filter = &error_pages;
+            // Last: every step of the location answers through it.
+            if (!serving.steps.empty()) {
+                steps_.push_back(std::make_unique<rules::StepsThroughErrorPages>(
+                    std::move(serving.steps), error_pages));
+                serving.steps = {steps_.back().get()};
+            }
         }
     }
 }

@@ -14,11 +14,16 @@
 #include "compress/compressed_cache.hpp"
 #include "compress/encoder_memory.hpp"
 #include "core/buffer_pool.hpp"
+#include "http/location_headers.hpp"
 #include "http/server_context.hpp"
 #include "proxy/upstream.hpp"
 #include "static/file_cache.hpp"
 #include "static/location_files.hpp"
 #include "static/mime.hpp"
+
+namespace portico::rules {
+class ErrorPages;
+}
 
 namespace portico::worker {
 
@@ -52,10 +57,13 @@ private:
     std::vector<std::unique_ptr<proxy::Upstream>> upstreams_;
     // The root or alias folder of each static location, opened once.
     std::vector<std::unique_ptr<staticfiles::LocationFiles>> location_files_;
+    // Only when a location has error_pages; before the filters that use it.
+    std::unique_ptr<rules::ErrorPages> error_pages_;
     // Declared last: they refer to the members above.
     std::vector<std::unique_ptr<http::RequestStep>> steps_;
     std::vector<std::unique_ptr<http::Handler>> handlers_;
     std::vector<std::unique_ptr<http::ResponseFilter>> filters_;
+    std::vector<std::unique_ptr<http::LocationHeaders>> location_headers_;
 };
 
 }  // namespace portico::worker

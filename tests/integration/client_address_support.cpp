@@ -49,13 +49,18 @@ std::string proxy_v2_local() {
 }
 
 std::vector<std::string> access_log_clients(const std::string& path, size_t count) {
+    return access_log_values(path, "client", count);
+}
+
+std::vector<std::string> access_log_values(const std::string& path, const std::string& field,
+                                           size_t count) {
     std::vector<std::string> clients;
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
     while (true) {
         clients.clear();
         std::istringstream lines(read_text(path));
         for (std::string line; std::getline(lines, line);) {
-            const std::string key = "\"client\":\"";
+            const std::string key = "\"" + field + "\":\"";
             size_t at = line.find(key);
             if (at == std::string::npos) continue;
             at += key.size();

@@ -17,5 +17,8 @@ std::string proxy_v2_local();
 // The "client" of each line of a JSON access log, in order, once it has
 // at least `count` lines (waits up to 5 s for them).
 std::vector<std::string> access_log_clients(const std::string& path, size_t count);
+// The string values of one field of the JSON access log's lines, likewise.
+std::vector<std::string> access_log_values(const std::string& path, const std::string& field,
+                                           size_t count);
 
 }  // namespace portico::test

@@ -132,3 +132,28 @@ TEST_CASE("ip_hash balances on the client a trusted proxy names", "[client-addre
     // From one peer, yet spread: every one of them was the loopback before.
     CHECK(used.size() >= 2);
 }
+
+TEST_CASE(
+    "$request_id: sent upstream as X-Request-ID and written in the access log, a trusted "
+    "proxy's kept",
+    "[client-address]") {
+    UpstreamServer upstream;
+    TempDir logs;
+    std::string access_log = logs.path() + "/access.log";
+    Portico portico(config({upstream.address()}, "[\"127.0.0.1\"]", access_log));
+
+    // From a trusted peer: its id goes on.
+    auto response = proxy_fetch(portico.port(), get_request("/kept", "X-Request-ID: lb-42\r\n"));
+    REQUIRE(response);
+    CHECK(upstream.last_request().header("x-request-id") == "lb-42");
+
+    h2::Client h2(portico.port());
+    uint32_t stream = h2.get("/made");
+    REQUIRE(h2.wait_stream(stream));
+    std::string made(upstream.last_request().header("x-request-id"));
+    CHECK(made.size() == 32);
+    CHECK(made.find_first_not_of("0123456789abcdef") == std::string::npos);
+
+    CHECK(access_log_values(access_log, "request_id", 2) ==
+          std::vector<std::string>{"lb-42", made});
+}

@@ -231,13 +231,15 @@ TEST_CASE("TLS handshakes are counted by result, with the time of the completed 
     for (const auto& [target, session] : over_tls) {
         std::string line = log_line_of(site, target);
         INFO(line);
-        std::string suffix = " tls=" + session.protocol + "/" + session.cipher;
-        REQUIRE(line.size() > suffix.size());
-        CHECK(line.compare(line.size() - suffix.size(), suffix.size(), suffix) == 0);
+        // The last field is the request id (rid=, 32 hex characters).
+        std::string field = " tls=" + session.protocol + "/" + session.cipher + " rid=";
+        REQUIRE(line.size() > field.size() + 32);
+        CHECK(line.compare(line.size() - field.size() - 32, field.size(), field) == 0);
     }
     std::string plain_line = log_line_of(site, "/index.html?cleartext=1");
     INFO(plain_line);
-    CHECK(plain_line.compare(plain_line.size() - 6, 6, " tls=-") == 0);
+    REQUIRE(plain_line.size() > 43);
+    CHECK(plain_line.compare(plain_line.size() - 43, 11, " tls=- rid=") == 0);
 
     // A reset zeroes the counts and the histogram; the next handshake counts from 0.
     Client reset(metrics);

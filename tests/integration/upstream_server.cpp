@@ -6,6 +6,7 @@
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -480,6 +481,27 @@ UpstreamServer::UpstreamServer(Behaviour behaviour, uint16_t port, std::string i
                                  std::to_string(port) + ": " + why);
     }
     port_ = ntohs(address.sin_port);
+    start_accepting();
+}
+
+UpstreamServer::UpstreamServer(UnixSocketPath socket, Behaviour behaviour)
+    : unix_path_(std::move(socket.path)), behaviour_(std::move(behaviour)) {
+    listen_fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    sockaddr_un address{};
+    address.sun_family = AF_UNIX;
+    if (unix_path_.size() >= sizeof address.sun_path)
+        throw std::runtime_error("Unix socket path too long: " + unix_path_);
+    std::memcpy(address.sun_path, unix_path_.data(), unix_path_.size());
+    if (::bind(listen_fd_, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 ||
+        ::listen(listen_fd_, 512) != 0) {
+        std::string why = std::strerror(errno);
+        ::close(listen_fd_);
+        throw std::runtime_error("upstream server cannot listen on " + unix_path_ + ": " + why);
+    }
+    start_accepting();
+}
+
+void UpstreamServer::start_accepting() {
     stop_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     accept_thread_ = std::thread([this] { accept_loop(); });
 }
@@ -496,9 +518,11 @@ UpstreamServer::~UpstreamServer() {
     for (std::thread& thread : threads) thread.join();
     ::close(listen_fd_);
     ::close(stop_fd_);
+    if (!unix_path_.empty()) ::unlink(unix_path_.c_str());
 }
 
 std::string UpstreamServer::address() const {
+    if (!unix_path_.empty()) return "unix:" + unix_path_;
     return ip_ + ":" + std::to_string(port_);
 }
 
@@ -507,17 +531,18 @@ void UpstreamServer::accept_loop() {
         pollfd fds[2] = {{listen_fd_, POLLIN, 0}, {stop_fd_, POLLIN, 0}};
         if (::poll(fds, 2, -1) < 0 && errno != EINTR) return;
         if (fds[1].revents != 0) return;
-        sockaddr_in peer{};
+        sockaddr_storage peer{};
         socklen_t length = sizeof peer;
         int fd = ::accept4(listen_fd_, reinterpret_cast<sockaddr*>(&peer), &length,
                            SOCK_CLOEXEC | SOCK_NONBLOCK);
         if (fd < 0) continue;
         int on = 1;
+        bool tcp = peer.ss_family == AF_INET;
         // Each scripted write leaves at once: the streaming tests time the chunks.
-        if (nodelay_) ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
+        if (nodelay_ && tcp) ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
         std::lock_guard lock(mutex_);
         ConnectionRecord record;
-        record.peer_port = ntohs(peer.sin_port);
+        record.peer_port = tcp ? ntohs(reinterpret_cast<const sockaddr_in&>(peer).sin_port) : 0;
         record.accepted_at = Clock::now();
         record.last_reply_at = record.accepted_at;
         connections_.push_back(record);

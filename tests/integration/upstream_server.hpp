@@ -114,6 +114,11 @@ struct ConnectionRecord {
     std::chrono::steady_clock::time_point closed_at;
 };
 
+// Where an UpstreamServer listens instead of loopback TCP.
+struct UnixSocketPath {
+    std::string path;
+};
+
 class UpstreamServer {
 public:
     // Port 0 takes an ephemeral port; another port (a server coming back up)
@@ -122,12 +127,15 @@ public:
     // cannot listen.
     explicit UpstreamServer(Behaviour behaviour = answer_ok, uint16_t port = 0,
                             std::string ip = "127.0.0.1");
+    // On a Unix socket at `socket.path` (removed again by the destructor):
+    // address() is "unix:PATH", port() 0, and peer ports are 0.
+    UpstreamServer(UnixSocketPath socket, Behaviour behaviour = answer_ok);
     ~UpstreamServer();
     UpstreamServer(const UpstreamServer&) = delete;
     UpstreamServer& operator=(const UpstreamServer&) = delete;
 
     uint16_t port() const { return port_; }
-    std::string address() const;  // "IP:PORT"
+    std::string address() const;  // "IP:PORT", or "unix:PATH"
 
     void set_behaviour(Behaviour behaviour);
     // Closes a connection that has been idle this long after a reply (or
@@ -157,12 +165,14 @@ private:
     class Connection;
     friend class Connection;
 
+    void start_accepting();
     void accept_loop();
     void serve(int fd, size_t index);
     void record_request(ReceivedRequest request);
     void update_connection(size_t index, const std::function<void(ConnectionRecord&)>& change);
 
     std::string ip_;
+    std::string unix_path_;  // set: a Unix socket
     int listen_fd_ = -1;
     int stop_fd_ = -1;  // an eventfd, readable once the server stops
     uint16_t port_ = 0;

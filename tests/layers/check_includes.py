@@ -16,6 +16,7 @@ for it, nothing else. `main.cpp` composes everything and is not checked.
               header and status helpers
     http1     the HTTP/1 codec            http2   the HTTP/2 codec
     compress, static, proxy: filters and handlers, on the Exchange
+    rules     redirect, rewrite and error pages: steps and a filter
     worker    composes the rest: sites, handlers, filters, pools
     cli       the command line's other commands
 
@@ -42,8 +43,9 @@ BELOW = {
     "compress": ["core", "config", "metrics", "http"],
     "static": ["core", "config", "metrics", "http"],
     "proxy": ["core", "config", "transport", "metrics", "http"],
+    "rules": ["core", "config", "metrics", "router", "http"],
     "worker": ["core", "config", "transport", "tls", "metrics", "router", "http", "http1", "http2",
-               "compress", "static", "proxy"],
+               "compress", "static", "proxy", "rules"],
     "cli": ["core", "config", "metrics"],
 }
 

@@ -155,12 +155,13 @@ AccessRecord numbered(int n, std::string& target) {
 TEST_CASE("combined: nginx's fields, then the timings, location and worker", "[access-log]") {
     use_utc();
     std::string line = line_of(proxied_record(), AccessFormat::combined);
-    CHECK(line ==
-          "203.0.113.7 - - [29/Nov/2026:22:00:00 +0000] \"GET /p HTTP/1.1\" 200 123 "
-          "\"referer\" \"ua\" rt=0.000123 urt=0.000100 uct=0.000020 loc=\"assets\" w=0 tls=-");
+    CHECK(
+        line ==
+        "203.0.113.7 - - [29/Nov/2026:22:00:00 +0000] \"GET /p HTTP/1.1\" 200 123 "
+        "\"referer\" \"ua\" rt=0.000123 urt=0.000100 uct=0.000020 loc=\"assets\" w=0 tls=- rid=-");
 
     std::vector<std::string> fields = combined_fields(line);
-    REQUIRE(fields.size() == 15);
+    REQUIRE(fields.size() == 16);
     CHECK(fields[0] == "203.0.113.7");
     CHECK(fields[3] == "29/Nov/2026:22:00:00 +0000");
     CHECK(fields[4] == "GET /p HTTP/1.1");
@@ -172,6 +173,20 @@ TEST_CASE("combined: nginx's fields, then the timings, location and worker", "[a
     CHECK(fields[12] == "loc=assets");
     CHECK(fields[13] == "w=0");
     CHECK(fields[14] == "tls=-");  // cleartext
+    CHECK(fields[15] == "rid=-");  // no id given
+}
+
+TEST_CASE("combined and json: the request id, as sent upstream", "[access-log]") {
+    use_utc();
+    AccessRecord record = proxied_record();
+    record.request_id = "0123456789abcdef0123456789abcdef";
+    std::vector<std::string> fields = combined_fields(line_of(record, AccessFormat::combined));
+    REQUIRE(fields.size() == 16);
+    CHECK(fields[15] == "rid=0123456789abcdef0123456789abcdef");
+    nlohmann::json json = nlohmann::json::parse(line_of(record, AccessFormat::json));
+    CHECK(json["request_id"] == "0123456789abcdef0123456789abcdef");
+    CHECK(nlohmann::json::parse(line_of(proxied_record(), AccessFormat::json))["request_id"]
+              .is_null());
 }
 
 TEST_CASE("combined and json: the TLS protocol and cipher of a request over TLS",
@@ -184,21 +199,21 @@ TEST_CASE("combined and json: the TLS protocol and cipher of a request over TLS"
     CHECK(line ==
           "203.0.113.7 - - [29/Nov/2026:22:00:00 +0000] \"GET /p HTTP/1.1\" 200 123 "
           "\"referer\" \"ua\" rt=0.000123 urt=0.000100 uct=0.000020 loc=\"assets\" w=0 "
-          "tls=TLSv1.3/TLS_AES_128_GCM_SHA256");
+          "tls=TLSv1.3/TLS_AES_128_GCM_SHA256 rid=-");
     std::vector<std::string> fields = combined_fields(line);
-    REQUIRE(fields.size() == 15);
+    REQUIRE(fields.size() == 16);
     CHECK(fields[14] == "tls=TLSv1.3/TLS_AES_128_GCM_SHA256");
 
     nlohmann::json json = nlohmann::json::parse(line_of(record, AccessFormat::json));
     CHECK(json["tls_protocol"] == "TLSv1.3");
     CHECK(json["tls_cipher"] == "TLS_AES_128_GCM_SHA256");
-    CHECK(json.size() == 17);
+    CHECK(json.size() == 18);
 
     // Escaped like the quoted fields, though OpenSSL's names need none.
     record.tls_protocol = "TLSv\"9\"";
     record.tls_cipher = "";
     fields = combined_fields(line_of(record, AccessFormat::combined));
-    REQUIRE(fields.size() == 15);
+    REQUIRE(fields.size() == 16);
     CHECK(fields[14] == "tls=TLSv\\x229\\x22/-");
 }
 
@@ -206,7 +221,7 @@ TEST_CASE("combined: '-' for what a request did not have", "[access-log]") {
     use_utc();
     std::vector<std::string> fields =
         combined_fields(line_of(static_record(), AccessFormat::combined));
-    REQUIRE(fields.size() == 15);
+    REQUIRE(fields.size() == 16);
     CHECK(fields[0] == "::1");
     CHECK(fields[4] == "HEAD /index.html HTTP/1.0");
     CHECK(fields[5] == "304");
@@ -273,7 +288,7 @@ TEST_CASE("json: one object per line with the same fields, null where there is n
     CHECK(json["upstream"] == "127.0.0.1:3000");
     CHECK(json["tls_protocol"].is_null());  // cleartext
     CHECK(json["tls_cipher"].is_null());
-    CHECK(json.size() == 17);
+    CHECK(json.size() == 18);
 
     json = nlohmann::json::parse(line_of(static_record(), AccessFormat::json));
     CHECK(json["protocol"] == "HTTP/1.0");
@@ -369,7 +384,7 @@ TEST_CASE("a burst beyond the queue drops old lines, never blocks, never tears o
     int torn = 0, out_of_order = 0, previous = -1;
     for (const std::string& line : lines) {
         std::vector<std::string> fields = combined_fields(line);
-        if (fields.size() != 15 || fields[13] != "w=3") {
+        if (fields.size() != 16 || fields[13] != "w=3") {
             ++torn;
             continue;
         }
@@ -427,7 +442,7 @@ TEST_CASE("a stalled writer: log() does not wait, the oldest queued lines go", "
     int lines = 0, torn = 0, out_of_order = 0, previous = -1;
     for (std::string line; std::getline(in, line); ++lines) {
         std::vector<std::string> fields = combined_fields(line);
-        if (fields.size() != 15) {
+        if (fields.size() != 16) {
             ++torn;
             continue;
         }

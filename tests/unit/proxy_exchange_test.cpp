@@ -140,7 +140,8 @@ public:
     void start(FakeExchange& client) {
         client.peer.v4.sin_family = AF_INET;
         client.peer.v4.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        (new proxy::ProxyExchange(client, *upstream_, buffers_, response_buffers_,
+        rules_.push_back(std::make_unique<proxy::UpstreamRequestRules>(client.location_config));
+        (new proxy::ProxyExchange(client, *upstream_, *rules_.back(), buffers_, response_buffers_,
                                   worker_->poller()))
             ->start();
     }
@@ -163,6 +164,7 @@ private:
     std::unique_ptr<proxy::Upstream> upstream_;
     core::BufferPool buffers_{16 * 1024};
     core::BufferPool response_buffers_{64 * 1024};
+    std::vector<std::unique_ptr<proxy::UpstreamRequestRules>> rules_;  // one per client started
 };
 
 }  // namespace

@@ -1,0 +1,12 @@
+#include "http/path_encoding.hpp"
+
+namespace portico::http {
+
+router::NormalizedPath normalize_rule_path(std::string_view path, std::string& scratch,
+                                           std::string& out) {
+    scratch.clear();
+    append_encoded_path(scratch, path);
+    return router::normalize_path(scratch, out);
+}
+
+}  // namespace portico::http

@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# What request rules cost portico, in instructions per request (callgrind):
+# proxied GET /hello through a location with three proxy_headers rules and
+# a rewrite (the issue's budget: at most 300 instructions more) against the
+# same location without them.
+#
+#   PORTICO_BIN=/path/to/portico tests/bench/rules_cost.sh
+#
+# The upstream is a node:http one-liner answering "hello" to every path.
+# Each config runs under callgrind; `h2load --h1 -n N -c 10` asks for /hello
+# after a warm-up, and an idle run with the same warm-up is subtracted.
+# Environment: PORTICO_BIN (build/portico), RULES_N (2000), BENCH_PORT
+# (18590), BENCH_APP_PORT (13590). Every process started here is stopped by
+# its pid on exit.
+set -uo pipefail
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+PY="python3 $HERE/lib/bench.py"
+PORTICO=${PORTICO_BIN:-$ROOT/build/portico}
+PORT=${BENCH_PORT:-18590}
+APP_PORT=${BENCH_APP_PORT:-13590}
+N=${RULES_N:-2000}
+WARM=200
+URL="http://127.0.0.1:$PORT/hello"
+
+for tool in node valgrind h2load taskset; do
+  command -v "$tool" >/dev/null || { echo "rules_cost.sh: $tool is missing" >&2; exit 2; }
+done
+[ -x "$PORTICO" ] || { echo "rules_cost.sh: no portico at $PORTICO" >&2; exit 2; }
+
+RUN=$(mktemp -d /tmp/portico-rules.XXXXXX)
+STARTED=()
+alive() { kill -0 "$1" 2>/dev/null; }
+stop() { # stop PID: TERM, wait up to 60 s (callgrind writes its output), then KILL
+  local pid=$1 i
+  alive "$pid" || return 0
+  kill -TERM "$pid" 2>/dev/null
+  for ((i = 0; i < 600; i++)); do alive "$pid" || break; sleep 0.1; done
+  alive "$pid" && kill -KILL "$pid" 2>/dev/null
+  wait "$pid" 2>/dev/null
+}
+cleanup() {
+  local i
+  for ((i = ${#STARTED[@]} - 1; i >= 0; i--)); do stop "${STARTED[$i]}"; done
+  rm -rf "$RUN"
+}
+trap cleanup EXIT
+
+wait_port() { # wait_port PORT: until something answers there (10 s)
+  local i
+  for ((i = 0; i < 200; i++)); do
+    (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
+    sleep 0.05
+  done
+  return 1
+}
+
+PORT=$APP_PORT taskset -c 1 node -e '
+  const http = require("node:http");
+  http.createServer((req, res) => {
+    res.writeHead(200, { "Content-Type": "text/plain", "Content-Length": 6 });
+    res.end("hello\n");
+  }).listen(Number(process.env.PORT), "127.0.0.1");' >"$RUN/app.log" 2>&1 &
+STARTED+=($!)
+wait_port "$APP_PORT" || { echo "the upstream did not start" >&2; cat "$RUN/app.log" >&2; exit 1; }
+
+# config NAME RULES: the bench's proxy setup with RULES in its one location.
+config() {
+  cat >"$RUN/$1.toml" <<TOML
+[server]
+listen = ["127.0.0.1:$PORT"]
+workers = 1
+[log]
+level = "warn"
+[upstream.app]
+servers = ["127.0.0.1:$APP_PORT"]
+keepalive = 64
+[[location]]
+name = "app"
+prefix = "/"
+proxy = "app"
+$2
+TOML
+}
+config plain ""
+config rules 'proxy_headers = { "X-Forwarded-Port" = "$server_port", "Accept-Encoding" = "", "X-Client" = "$remote_addr" }
+rewrite = [{ from = "^/old/(.*)$", to = "/new/$1", flag = "break" }]'
+
+# run CONFIG DIR [LOAD...]: portico under callgrind, the warm-up, then the
+# load command if given; prints the Ir of all portico's processes.
+run() {
+  local config=$1 dir=$2 pid
+  shift 2
+  mkdir -p "$dir"
+  taskset -c 1 valgrind --tool=callgrind --trace-children=yes \
+    --callgrind-out-file="$dir/callgrind.out.%p" "$PORTICO" -c "$RUN/$config.toml" >"$dir/log" 2>&1 &
+  pid=$!
+  STARTED+=("$pid")
+  wait_port "$PORT" || { echo "portico did not start" >&2; cat "$dir/log" >&2; return 1; }
+  taskset -c 0 h2load --h1 -n "$WARM" -c 10 "$URL" >"$dir/warm.out" 2>&1
+  if [ $# -gt 0 ]; then taskset -c 0 "$@" >"$dir/load.out" 2>&1; fi
+  stop "$pid"
+  $PY callgrind-total "$dir"/callgrind.out.*
+}
+
+echo "portico: $PORTICO"
+for config in plain rules; do
+  "$PORTICO" -t -c "$RUN/$config.toml" >/dev/null 2>&1 || { echo "portico -t refuses $config:" >&2; "$PORTICO" -t -c "$RUN/$config.toml" >&2; exit 1; }
+  idle=$(run "$config" "$RUN/$config-idle") || exit 1
+  loaded=$(run "$config" "$RUN/$config-load" h2load --h1 -n "$N" -c 10 "$URL") || exit 1
+  grep -q "$N succeeded" "$RUN/$config-load/load.out" || { echo "h2load did not complete:" >&2; tail -5 "$RUN/$config-load/load.out" >&2; }
+  per=$(( (loaded - idle) / N ))
+  eval "per_$config=$per"
+  echo "  $config: $per instructions/request (GET /hello proxied, h2load --h1 -c 10, $N requests minus idle)"
+done
+echo "  rules - plain: $(( per_rules - per_plain )) instructions/request"
