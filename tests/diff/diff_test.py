@@ -24,6 +24,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from client import fetch  # noqa: E402
 from compare import reduce, side_by_side, unmet_expectations  # noqa: E402
