@@ -2,25 +2,9 @@
 
 #include <time.h>
 
-namespace portico::http {
+#include "http/status.hpp"
 
-bool is_expires_status(int status) {
-    switch (status) {
-    case 200:
-    case 201:
-    case 204:
-    case 206:
-    case 301:
-    case 302:
-    case 303:
-    case 304:
-    case 307:
-    case 308:
-        return true;
-    default:
-        return false;
-    }
-}
+namespace portico::http {
 
 ExpiresHeaders::ExpiresHeaders(std::chrono::seconds lifetime,
                                const std::optional<std::string>& cache_control)
@@ -29,7 +13,7 @@ ExpiresHeaders::ExpiresHeaders(std::chrono::seconds lifetime,
 }
 
 void ExpiresHeaders::add(Exchange& exchange, int status) {
-    if (!is_expires_status(status)) return;
+    if (!takes_location_headers(status)) return;
     exchange.add_header("Cache-Control", cache_control_);
     exchange.add_header("Expires", expires_now());
 }

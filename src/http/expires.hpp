@@ -14,9 +14,6 @@
 
 namespace portico::http {
 
-// The statuses nginx's expires (and add_header) applies to.
-bool is_expires_status(int status);
-
 class ExpiresHeaders {
 public:
     // `cache_control`: the location's own, which follows max-age (nginx

@@ -1,28 +1,10 @@
 #include "http/location_headers.hpp"
 
+#include "http/status.hpp"
+
 namespace portico::http {
 
 namespace {
-
-// nginx's add_header statuses: the others get the headers with
-// headers_always (nginx's `always`).
-bool takes_headers_by_default(int status) {
-    switch (status) {
-    case 200:
-    case 201:
-    case 204:
-    case 206:
-    case 301:
-    case 302:
-    case 303:
-    case 304:
-    case 307:
-    case 308:
-        return true;
-    default:
-        return false;
-    }
-}
 
 bool ends_header_line(char c) {
     return c == '\r' || c == '\n' || c == '\0';
@@ -50,7 +32,7 @@ LocationHeaders::LocationHeaders(const config::LocationConfig& location)
     : location_(location), captures_(location, uses_captures(location.headers)) {}
 
 void LocationHeaders::add_to(Exchange& out, int status) {
-    if (!location_.headers_always && !takes_headers_by_default(status)) return;
+    if (!location_.headers_always && !takes_location_headers(status)) return;
     const Request& request = out.request();
     Captures captures = captures_.match(request);
     for (const config::HeaderRule& rule : location_.headers) {

@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdint>
+#include <cstring>
 #include <random>
 
 namespace portico::http {
@@ -83,16 +84,10 @@ bool is_valid_host(std::string_view host) {
 }
 
 void Request::reset() {
-    std::string keep_path = std::move(normalized_path);
-    std::string keep_query = std::move(rewritten_query);
-    std::vector<HeaderField> keep_headers = std::move(headers);
-    *this = Request{};
-    keep_path.clear();
-    keep_query.clear();
-    keep_headers.clear();
-    normalized_path = std::move(keep_path);
-    rewritten_query = std::move(keep_query);
-    headers = std::move(keep_headers);
+    static_cast<RequestFields&>(*this) = RequestFields{};
+    headers.clear();
+    normalized_path.clear();
+    rewritten_query.clear();
 }
 
 namespace {
@@ -121,18 +116,31 @@ struct IdGenerator {
     }
 };
 
+// Eight bytes, each a value 0..15, as eight lowercase hex digits, all at
+// once: +'0' everywhere, and +('a'-'0'-10) where the value is 10 or more.
+uint64_t hex_digits(uint64_t nibbles) {
+    constexpr uint64_t ones = 0x0101010101010101;
+    uint64_t letters = ((nibbles + 6 * ones) >> 4) & ones;
+    return nibbles + '0' * ones + letters * ('a' - '0' - 10);
+}
+
 }  // namespace
 
 std::string_view request_id(const Request& request) {
     if (request.request_id.empty()) {
         static thread_local IdGenerator generator;
-        static constexpr char hex[] = "0123456789abcdef";
-        for (int half = 0; half < 2; ++half) {
+        // Each random bit shows once; which digit holds which nibble does
+        // not matter for an id.
+        constexpr uint64_t low_nibbles = 0x0F0F0F0F0F0F0F0F;
+        char* out = request.request_id_text.text;
+        for (int half = 0; half < 2; ++half, out += 16) {
             uint64_t bits = generator.next();
-            for (int i = 0; i < 16; ++i, bits >>= 4)
-                request.request_id_text[half * 16 + i] = hex[bits & 15];
+            uint64_t low = hex_digits(bits & low_nibbles);
+            uint64_t high = hex_digits((bits >> 4) & low_nibbles);
+            std::memcpy(out, &low, 8);
+            std::memcpy(out + 8, &high, 8);
         }
-        request.request_id = {request.request_id_text, sizeof request.request_id_text};
+        request.request_id = {request.request_id_text.text, sizeof request.request_id_text.text};
     }
     return request.request_id;
 }

@@ -17,7 +17,8 @@ struct HeaderField {
     std::string_view value;
 };
 
-struct Request {
+// The plain fields of a request, reset in one assignment between requests.
+struct RequestFields {
     uint8_t method = 0;  // llhttp_method_t
     std::string_view method_name;
     uint8_t version_major = 1;  // 2: an HTTP/2 stream
@@ -26,7 +27,6 @@ struct Request {
     std::string_view path;      // the path of the target, still percent-encoded
     std::string_view query;     // after '?', without it; empty when absent
     std::string_view authority; // host of an absolute-form target, else empty
-    std::vector<HeaderField> headers;
 
     // Derived while parsing, so handlers need not search the header list.
     std::string_view host;  // the Host header, or the absolute-form authority
@@ -37,8 +37,7 @@ struct Request {
     bool wants_keep_alive = true;  // llhttp's verdict from version + Connection
     bool upgrade = false;          // Connection: upgrade with an Upgrade header
 
-    // Filled by the connection before routing; reused across requests.
-    std::string normalized_path;
+    // Filled by the connection before routing.
     bool path_had_encoded_slash = false;  // a %2F became a '/' in normalized_path
     bool secure = false;                  // it arrived over TLS
     uint16_t server_port = 0;             // the port of the listener it came in on
@@ -49,7 +48,6 @@ struct Request {
     // A rewrite or internal redirect changed normalized_path (and maybe the
     // query): the proxy then sends those, not the target as received.
     bool uri_changed = false;
-    std::string rewritten_query;  // what `query` views after a rewrite that set arguments
     // try_files found none of its files and ends with "@UPSTREAM": the
     // location's static files are skipped and that upstream answers.
     bool skip_static_files = false;
@@ -57,7 +55,21 @@ struct Request {
     // Mutable: making it is not a change of the request, and a handler sees
     // the request const.
     mutable std::string_view request_id;
-    mutable char request_id_text[32];
+};
+
+// The text request_id views: left out of the reset (it is written before
+// it is viewed).
+struct RequestIdText {
+    RequestIdText() {}  // user-provided: a value-initialized Request leaves it alone
+    char text[32];
+};
+
+struct Request : RequestFields {
+    // The buffers, reused across requests (reset() keeps their capacity).
+    std::vector<HeaderField> headers;
+    std::string normalized_path;
+    std::string rewritten_query;  // what `query` views after a rewrite that set arguments
+    mutable RequestIdText request_id_text;
 
     bool has_body() const { return chunked || content_length > 0; }
     bool is_head() const;

@@ -46,8 +46,10 @@ enum class LocationChoice : uint8_t {
 // after a step reroutes the request. Shared by route_request and the error
 // pages (which answer their URI through the locations). Inline: every
 // request takes it.
-inline LocationChoice choose_location(ServerContext& server, const router::Router& router,
-                                      Request& request, Exchange& client, int& location) {
+[[gnu::always_inline]] inline LocationChoice choose_location(ServerContext& server,
+                                                             const router::Router& router,
+                                                             Request& request, Exchange& client,
+                                                             int& location) {
     for (int reroutes = 0;; ++reroutes) {
         location = router.match(request.normalized_path);
         if (location < 0) [[unlikely]]
@@ -67,9 +69,10 @@ inline LocationChoice choose_location(ServerContext& server, const router::Route
 // reroutes it.
 // False when the request was answered on `client` already: 400 for a path
 // that can't be normalized, a step's answer, 404 when no location matches,
-// 500 past max_reroutes. Inline: every request takes it.
-inline bool route_request(ServerContext& server, Request& request, Exchange& client,
-                          RequestState& state) {
+// 500 past max_reroutes. Inline, and forced so: every request takes it,
+// and GCC stopped inlining it on its own once sites and reroutes were in.
+[[gnu::always_inline]] inline bool route_request(ServerContext& server, Request& request,
+                                                 Exchange& client, RequestState& state) {
     router::NormalizedPath normalized = router::normalize_path(request.path, request.normalized_path);
     request.path_had_encoded_slash = normalized.had_encoded_slash;
     if (normalized.error != router::PathError::none) [[unlikely]] {

@@ -16,6 +16,27 @@ constexpr bool is_bodyless_status(int status) { return status < 200 || status ==
 // without one (the phrase carries no meaning in HTTP/1.1, RFC 9112 4).
 std::string_view reason_phrase(int status);
 
+// The statuses nginx's add_header and expires apply to by default (200,
+// 201, 204, 206, 301, 302, 303, 304, 307, 308): a location's `headers`
+// (without headers_always) and `expires` alike.
+constexpr bool takes_location_headers(int status) {
+    switch (status) {
+    case 200:
+    case 201:
+    case 204:
+    case 206:
+    case 301:
+    case 302:
+    case 303:
+    case 304:
+    case 307:
+    case 308:
+        return true;
+    default:
+        return false;
+    }
+}
+
 }  // namespace portico::http
 
 namespace portico::http {
