@@ -98,14 +98,11 @@ REQUESTS = [
     Request("/assets/app.js", HOST, {"status": 200, "body_file": "dist/assets/app.js"}),
     spa("/dashboard/settings?tab=billing"),
     spa("/missing.js"),
-    # nginx: "/api" names a proxied prefix without its slash: a 301 to
-    # "/api/" (proxy_pass's documented special case), before any other
-    # location is tried. The spec is silent; portico (main c4eb2c0,
-    # issue 35) answers it from "/" (the SPA's index.html).
+    # "/api" names a proxied prefix without its slash: a 301 to "/api/"
+    # (proxy_pass's documented special case), before any other location is
+    # tried; portico does the same.
     Request("/api", HOST_WITH_PORT, {"status": 301, "location": "http://app.example.com:{port}/api/"},
-            compare_body=False,
-            known_difference="nginx redirects a proxied prefix's name without its slash "
-                             "(/api -> /api/); portico routes /api to the longest prefix, /"),
+            compare_body=False),
     # A folder without its slash: nginx redirects to add it (the spec
     # allows it: "may first get a redirect").
     Request("/docs", HOST_WITH_PORT, {"status": 301, "location": "http://app.example.com:{port}/docs/"},
