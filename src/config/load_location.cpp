@@ -182,10 +182,13 @@ void check_actions(TableReader& reader, const std::string& label, Diagnostics& d
         diagnostics.error(respond->source(),
                           label + ": respond cannot be combined with root, alias or proxy");
     }
-    for (std::string_view key : {"index", "gzip_static", "precompressed", "cache_control",
-                                 "dotfiles", "tcp_nopush", "expires"}) {
+    for (std::string_view key :
+         {"index", "gzip_static", "precompressed", "cache_control", "dotfiles", "tcp_nopush"}) {
         require_companion(reader, key, has_root, "root or alias", diagnostics);
     }
+    // Files and proxied responses alike (nginx's expires).
+    require_companion(reader, "expires", has_root || has_proxy, "root, alias or proxy",
+                      diagnostics);
     require_companion(reader, "compress", has_root || has_proxy, "root or proxy", diagnostics);
     for (std::string_view key : {"preserve_host", "websocket", "proxy_headers", "hide_headers"}) {
         require_companion(reader, key, has_proxy, "proxy", diagnostics);

@@ -5,6 +5,7 @@
 
 #include "http/header_text.hpp"
 #include "http/path_encoding.hpp"
+#include "http/status.hpp"
 
 namespace portico::proxy {
 
@@ -118,11 +119,13 @@ void write_upstream_request_head(http::ResponseHead& head, const http::Request& 
 }
 
 void add_upstream_response_headers(http::Exchange& exchange, const UpstreamResponse& response,
-                                   const std::vector<std::string>& hidden) {
+                                   const std::vector<std::string>& hidden,
+                                   http::ExpiresHeaders* expires) {
     std::string_view connection;
     for (const http::HeaderField& field : response.headers)
         if (equals_ignore_case(field.name, "connection")) connection = field.value;
     bool switching = response.status == 101;
+    bool replaced_by_expires = expires && http::takes_location_headers(response.status);
     for (const http::HeaderField& field : response.headers) {
         std::string_view name = field.name;
         bool tunnel_header = switching && (equals_ignore_case(name, "upgrade") ||
@@ -132,10 +135,13 @@ void add_upstream_response_headers(http::Exchange& exchange, const UpstreamRespo
         if (equals_ignore_case(name, "content-length") ||
             equals_ignore_case(name, "transfer-encoding") || equals_ignore_case(name, "date") ||
             equals_ignore_case(name, "server") ||
-            (!hidden.empty() && !tunnel_header && is_hidden(name, hidden)))
+            (!hidden.empty() && !tunnel_header && is_hidden(name, hidden)) ||
+            (replaced_by_expires &&
+             (equals_ignore_case(name, "cache-control") || equals_ignore_case(name, "expires"))))
             continue;
         exchange.add_header(name, field.value);
     }
+    if (replaced_by_expires) expires->add(exchange, response.status);
 }
 
 }  // namespace portico::proxy

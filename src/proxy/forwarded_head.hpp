@@ -11,6 +11,7 @@
 
 #include "config/config.hpp"
 #include "http/exchange.hpp"
+#include "http/expires.hpp"
 #include "http/request.hpp"
 #include "http/response_head.hpp"
 #include "proxy/response_parser.hpp"
@@ -38,9 +39,12 @@ void write_upstream_request_head(http::ResponseHead& head, const http::Request& 
 // but those named in `hidden` (hide_headers, lowercase). Date and Server are
 // portico's own (nginx's proxy_hide_header defaults); the body framing is
 // the exchange's. For a 101, Upgrade and Connection go through: the tunnel
-// needs them.
+// needs them. With `expires` (the location's, else null), a status it
+// applies to gets its Cache-Control and Expires instead of the upstream's
+// (nginx's expires); other statuses keep the upstream's.
 void add_upstream_response_headers(http::Exchange& exchange, const UpstreamResponse& response,
-                                   const std::vector<std::string>& hidden);
+                                   const std::vector<std::string>& hidden,
+                                   http::ExpiresHeaders* expires);
 
 // True for a WebSocket handshake the location lets through.
 bool is_websocket_request(const http::Request& request, const config::LocationConfig& location);

@@ -145,7 +145,8 @@ void ProxyExchange::forward_response_head() {
         head_forwarded_ = true;
         phase_ = Phase::tunnel;
         exchange_->begin_response(101, 0);
-        add_upstream_response_headers(*exchange_, response, rules_.location().hide_headers);
+        add_upstream_response_headers(*exchange_, response, rules_.location().hide_headers,
+                                      rules_.expires());
         exchange_->switch_protocols();
         if (!exchange_) return;
         // What followed the 101 head is the upstream's first tunnel bytes.
@@ -165,7 +166,8 @@ void ProxyExchange::forward_response_head() {
         exchange_->begin_response(status, response.content_length);
     else
         exchange_->begin_streamed_response(status);
-    add_upstream_response_headers(*exchange_, response, rules_.location().hide_headers);
+    add_upstream_response_headers(*exchange_, response, rules_.location().hide_headers,
+                                  rules_.expires());
     head_forwarded_ = true;
 }
 

@@ -24,6 +24,9 @@ UpstreamRequestRules::UpstreamRequestRules(const config::LocationConfig& locatio
     for (const config::HeaderRule& rule : location.proxy_headers)
         for (const auto& [name, header] : default_headers)
             if (http::equals_ignore_case(rule.name, name)) replaced_ |= header;
+    // cache_control stays a file option: a location's "public" must not
+    // reach the application's pages, which may be a user's own.
+    if (location.expires) expires_.emplace(*location.expires, std::nullopt);
 }
 
 bool UpstreamRequestRules::sets(std::string_view name) const {

@@ -3,14 +3,17 @@
 // the target, with proxy_path in place of the matched prefix or a rewritten
 // URI, and the proxy_headers, which replace portico's own headers and the
 // client's of the same name. A location with neither pays a test of two
-// empty fields per request.
+// empty fields per request. And what it changes in the response: its
+// expires (hide_headers is read from the location).
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "config/config.hpp"
+#include "http/expires.hpp"
 #include "http/location_captures.hpp"
 #include "http/peer_address.hpp"
 #include "http/request.hpp"
@@ -49,11 +52,16 @@ public:
     void write_headers(http::ResponseHead& head, const http::Request& request,
                        const http::PeerAddress& client);
 
+    // The location's expires, in place of the upstream's Cache-Control and
+    // Expires; null without one.
+    http::ExpiresHeaders* expires() { return expires_ ? &*expires_ : nullptr; }
+
 private:
     const config::LocationConfig& location_;
     uint8_t replaced_ = 0;
     http::LocationCaptures captures_;
     std::string scratch_;
+    std::optional<http::ExpiresHeaders> expires_;
 };
 
 }  // namespace portico::proxy

@@ -72,8 +72,11 @@ const BrokenRule broken_rules[] = {
     {"expires with a cache_control max-age",
      "prefix = \"/\"\nroot = \"www\"\ncache_control = \"public, max-age=60\"\nexpires = \"1h\"\n",
      "9:11", "cache_control already sets max-age"},
-    {"expires without files", "prefix = \"/\"\nproxy = \"app\"\nexpires = \"1h\"\n", "8:11",
-     "expires: applies only to a location with root or alias"},
+    {"expires on a location that answers by itself",
+     "prefix = \"/\"\nrespond = { status = 200, text = \"ok\" }\nexpires = \"1h\"\n", "8:11",
+     "location '/': expires: applies only to a location with root, alias or proxy"},
+    {"expires on a proxy location in years", "prefix = \"/\"\nproxy = \"app\"\nexpires = \"1y\"\n",
+     "8:11", "location '/': expires: expected a duration in whole seconds"},
     {"try_files empty", "prefix = \"/\"\nroot = \"www\"\ntry_files = []\n", "8:13",
      "try_files: expected a non-empty array"},
     {"try_files not an array", "prefix = \"/\"\nroot = \"www\"\ntry_files = \"$uri\"\n", "8:13",
@@ -164,12 +167,16 @@ TEST_CASE(
         "[[location]]\n"
         "prefix = \"/api/\"\n"
         "root = \"www\"\n"
-        "try_files = [\"$uri\", \"@app\"]\n";
+        "try_files = [\"$uri\", \"@app\"]\n"
+        "[[location]]\n"
+        "prefix = \"/app/\"\n"
+        "proxy = \"app\"\n"
+        "expires = \"12h\"\n";
     LoadResult result = parse_config(text, folder.file());
     INFO("errors:" << all_messages(result));
     REQUIRE(result.config);
     const auto& locations = result.config->locations;
-    REQUIRE(locations.size() == 5);
+    REQUIRE(locations.size() == 6);
     CHECK(locations[0].alias == folder.path + "/.next/static");
     CHECK(locations[0].expires == std::chrono::seconds(365 * 86400));
     CHECK_FALSE(locations[0].root);
@@ -187,4 +194,6 @@ TEST_CASE(
     CHECK(locations[4].try_files->fallback == TryFilesConfig::Fallback::upstream);
     CHECK(locations[4].try_files->upstream == 0u);
     CHECK_FALSE(locations[4].upstream);
+    // On proxied responses too (nginx's expires).
+    CHECK(locations[5].expires == std::chrono::seconds(12 * 3600));
 }
