@@ -133,9 +133,11 @@ TEST_CASE("expires replaces the upstream's Cache-Control and Expires on the stat
     std::string proxy = "proxy = \"http://" + upstream.address() + "\"\n";
     Portico portico(config_with("[[location]]\nprefix = \"/cached/\"\n" + proxy +
                                 "expires = \"1h\"\n"
-                                "[[location]]\nprefix = \"/off/\"\n" + proxy +
+                                "[[location]]\nprefix = \"/off/\"\n" +
+                                proxy +
                                 "expires = \"off\"\n"
-                                "[[location]]\nprefix = \"/\"\n" + proxy));
+                                "[[location]]\nprefix = \"/\"\n" +
+                                proxy));
     for (Protocol protocol : {Protocol::http1, Protocol::http2}) {
         INFO(protocol_name(protocol));
         for (const char* target : {"/cached/200", "/cached/304"}) {
@@ -166,8 +168,9 @@ TEST_CASE("expires replaces the upstream's Cache-Control and Expires on the stat
     }
 }
 
-TEST_CASE("expires on a root and proxy location: the file and the application's answer both carry it",
-          "[proxy-expires]") {
+TEST_CASE(
+    "expires on a root and proxy location: the file and the application's answer both carry it",
+    "[proxy-expires]") {
     // cache_control is the files' own: a location's "public" never reaches
     // the application's pages, which may be a user's.
     UpstreamServer upstream(app_reply);
