@@ -7,6 +7,9 @@ Routes (on the path's last segment, so they work under any prefix the
 servers rewrite to):
   .../down      503 "app down" (an app that is down: error pages)
   .../powered   the echo, with X-Powered-By: Express (hide_headers)
+  .../no-store  the echo, with the app's own Cache-Control: no-store and
+                an Expires in the past (expires replaces them)
+  .../gone      404 "gone", with the same two headers (expires leaves them)
   Upgrade: websocket  101, then one line of echo JSON, then the bytes it
                 reads, back, until the client closes
   anything else 200, the echo as JSON:
@@ -24,6 +27,7 @@ WEBSOCKET_GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 # Tokens are case-insensitive (RFC 9110 7.6.1, 7.8): "Upgrade" and
 # "upgrade" are the same request, so the echo lowercases these values.
 TOKEN_HEADERS = {"connection", "upgrade"}
+APP_CACHE_HEADERS = [("Cache-Control", "no-store"), ("Expires", "Thu, 01 Jan 1970 00:00:00 GMT")]
 
 
 def echo_of(handler, body):
@@ -89,7 +93,10 @@ class EchoHandler(http.server.BaseHTTPRequestHandler):
             return self.tunnel()
         if last_segment == "down":
             return self.answer(503, b"app down\n", "text/plain")
-        extra = [("X-Powered-By", "Express")] if last_segment == "powered" else []
+        if last_segment == "gone":
+            return self.answer(404, b"gone\n", "text/plain", APP_CACHE_HEADERS)
+        extra = {"powered": [("X-Powered-By", "Express")],
+                 "no-store": APP_CACHE_HEADERS}.get(last_segment, [])
         echo = json.dumps(echo_of(self, body), sort_keys=True).encode()
         self.answer(200, echo, "application/json", extra)
 

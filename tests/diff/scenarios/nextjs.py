@@ -1,7 +1,8 @@
 """Next.js behind nginx (the deployment guides' config): the build's
 hashed assets from .next/static with a year of caching, everything else to
 the app with the port and no Accept-Encoding (the proxy compresses, not
-Node)."""
+Node), and the app's catalog cached for an hour by the proxy (expires on
+proxied responses)."""
 from scenario import (LAST_MODIFIED, NGINX_PROXY_HEADERS, PROXY_ECHO_HEADERS, Request,
                       write_files)
 
@@ -41,6 +42,11 @@ def nginx(c):
             proxy_set_header X-Forwarded-Port $server_port;
             proxy_set_header Accept-Encoding "";
         }}
+        location /api/catalog/ {{
+            proxy_pass http://app;{NGINX_PROXY_HEADERS}
+            proxy_set_header Connection "";
+            expires 1h;
+        }}
     }}"""
 
 
@@ -60,6 +66,12 @@ expires = "365d"
 prefix = "/"
 proxy = "app"
 proxy_headers = {{ "Host" = "$host", "X-Forwarded-Port" = "$server_port", "Accept-Encoding" = "" }}
+
+[[location]]
+prefix = "/api/catalog/"
+proxy = "app"
+proxy_headers = {{ "Host" = "$host" }}
+expires = "1h"
 """
 
 
@@ -104,4 +116,15 @@ REQUESTS = [
     # target goes to it as the client sent it.
     Request("/_next/static/../../secret.txt", HOST,
             {"status": 200, "echo": {"target": "/_next/static/../../secret.txt"}}),
+    # expires on a proxied location: the app's own Cache-Control and Expires
+    # give way on a 200, and stay on a 404 (nginx's list of statuses); a 503
+    # without them gets none.
+    Request("/api/catalog/no-store", HOST,
+            {"status": 200, "headers": {"cache-control": "max-age=3600", "expires?": True}}),
+    Request("/api/catalog/items", HOST,
+            {"status": 200, "headers": {"cache-control": "max-age=3600", "expires?": True}}),
+    Request("/api/catalog/gone", HOST,
+            {"status": 404, "body": "gone\n",
+             "headers": {"cache-control": "no-store", "expires?": True}}),
+    Request("/api/catalog/down", HOST, {"status": 503, "body": "app down\n", "headers": NOT_CACHED}),
 ]
