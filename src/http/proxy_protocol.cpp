@@ -14,7 +14,7 @@ using Status = ProxyHeader::Status;
 constexpr std::string_view v1_prefix = "PROXY ";
 constexpr std::string_view v2_signature{"\r\n\r\n\0\r\nQUIT\n", 12};
 
-ProxyHeader invalid(std::string_view problem) {
+ProxyHeader invalid_header(std::string_view problem) {
     ProxyHeader header;
     header.status = Status::invalid;
     header.problem = problem;
@@ -53,14 +53,15 @@ bool parse_ip(std::string_view text, int family, void* out) {
 ProxyHeader parse_v1(std::string_view bytes) {
     size_t end = bytes.find("\r\n");
     if (end == std::string_view::npos) {
-        if (bytes.size() >= proxy_v1_max_length) return invalid("a v1 line longer than 107 bytes");
+        if (bytes.size() >= proxy_v1_max_length)
+            return invalid_header("a v1 line longer than 107 bytes");
         // A lone CR must be the start of the CRLF, the last byte in hand.
         size_t cr = bytes.find('\r');
         if (cr != std::string_view::npos && cr + 1 != bytes.size())
-            return invalid("a v1 line with a CR that is not followed by LF");
+            return invalid_header("a v1 line with a CR that is not followed by LF");
         return {};
     }
-    if (end + 2 > proxy_v1_max_length) return invalid("a v1 line longer than 107 bytes");
+    if (end + 2 > proxy_v1_max_length) return invalid_header("a v1 line longer than 107 bytes");
     ProxyHeader header;
     header.status = Status::complete;
     header.length = end + 2;
@@ -68,7 +69,8 @@ ProxyHeader parse_v1(std::string_view bytes) {
     std::string_view protocol = take_field(line);
     if (protocol == "UNKNOWN") return header;  // the rest of the line is ignored
     int family = protocol == "TCP4" ? AF_INET : protocol == "TCP6" ? AF_INET6 : AF_UNSPEC;
-    if (family == AF_UNSPEC) return invalid("a v1 protocol other than TCP4, TCP6 or UNKNOWN");
+    if (family == AF_UNSPEC)
+        return invalid_header("a v1 protocol other than TCP4, TCP6 or UNKNOWN");
     std::string_view source = take_field(line);
     std::string_view destination = take_field(line);
     std::string_view source_port = take_field(line);
@@ -82,7 +84,7 @@ ProxyHeader parse_v1(std::string_view bytes) {
     good = good && parse_ip(destination, family, &ignored_address) &&
            parse_port(source_port, port) && parse_port(destination_port, ignored_port) &&
            line.empty() && !destination_port.empty();
-    if (!good) return invalid("a v1 line whose addresses or ports do not parse");
+    if (!good) return invalid_header("a v1 line whose addresses or ports do not parse");
     if (family == AF_INET) {
         address.v4.sin_family = AF_INET;
         address.v4.sin_port = htons(port);
@@ -99,15 +101,16 @@ ProxyHeader parse_v2(std::string_view bytes, size_t max_length) {
     auto byte = [&](size_t i) { return static_cast<uint8_t>(bytes[i]); };
     uint8_t version = byte(12) >> 4;
     uint8_t command = byte(12) & 0x0f;
-    if (version != 2) return invalid("a v2 header with another version");
-    if (command > 1) return invalid("a v2 command other than LOCAL or PROXY");
+    if (version != 2) return invalid_header("a v2 header with another version");
+    if (command > 1) return invalid_header("a v2 command other than LOCAL or PROXY");
     size_t address_length = static_cast<size_t>(byte(14)) << 8 | byte(15);
     size_t length = proxy_v2_fixed_length + address_length;
-    if (length > max_length) return invalid("a v2 header longer than the buffer");
+    if (length > max_length) return invalid_header("a v2 header longer than the buffer");
     uint8_t family = byte(13);
     // Families: AF_UNSPEC, AF_INET, AF_INET6, AF_UNIX; protocols UNSPEC,
     // STREAM, DGRAM. Anything else "must be rejected as invalid".
-    if ((family >> 4) > 3 || (family & 0x0f) > 2) return invalid("a v2 family that does not exist");
+    if ((family >> 4) > 3 || (family & 0x0f) > 2)
+        return invalid_header("a v2 family that does not exist");
     if (bytes.size() < length) return {};
     ProxyHeader header;
     header.status = Status::complete;
@@ -116,13 +119,15 @@ ProxyHeader parse_v2(std::string_view bytes, size_t max_length) {
     const char* addresses = bytes.data() + proxy_v2_fixed_length;
     PeerAddress& address = header.source;
     if (!local && family == 0x11) {  // TCP over IPv4: source, destination, their ports
-        if (address_length < 12) return invalid("a v2 TCP4 header too short for its addresses");
+        if (address_length < 12)
+            return invalid_header("a v2 TCP4 header too short for its addresses");
         address.v4.sin_family = AF_INET;
         std::memcpy(&address.v4.sin_addr, addresses, 4);
         std::memcpy(&address.v4.sin_port, addresses + 8, 2);
         header.has_source = true;
     } else if (!local && family == 0x21) {  // TCP over IPv6
-        if (address_length < 36) return invalid("a v2 TCP6 header too short for its addresses");
+        if (address_length < 36)
+            return invalid_header("a v2 TCP6 header too short for its addresses");
         address.v6.sin6_family = AF_INET6;
         std::memcpy(&address.v6.sin6_addr, addresses, 16);
         std::memcpy(&address.v6.sin6_port, addresses + 32, 2);
@@ -139,7 +144,7 @@ ProxyHeader parse_proxy_header(std::string_view bytes, size_t max_length) {
     std::string_view signature = bytes[0] == 'P' ? v1_prefix : v2_signature;
     size_t compared = std::min(bytes.size(), signature.size());
     if (bytes.substr(0, compared) != signature.substr(0, compared))
-        return invalid("no PROXY protocol signature");
+        return invalid_header("no PROXY protocol signature");
     if (bytes.size() < signature.size()) return {};
     return bytes[0] == 'P' ? parse_v1(bytes) : parse_v2(bytes, max_length);
 }

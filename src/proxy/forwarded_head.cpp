@@ -102,7 +102,7 @@ void write_upstream_request_head(http::ResponseHead& head, const http::Request& 
     if (!request.host.empty() && !rules.replaces(Rules::forwarded_host))
         head.header("X-Forwarded-Host", request.host);
     if (!rules.replaces(Rules::request_id)) head.header("X-Request-ID", http::request_id(request));
-    if (has_rules) rules.write_headers(head, request, client);
+    if (has_rules) rules.write_headers(head, request, client, ip);
     // The body goes as the client framed it: its length, or chunks the
     // proxy encodes again from the decoded data (never both: smuggling).
     if (request.chunked)

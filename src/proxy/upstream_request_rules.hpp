@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "config/config.hpp"
 #include "http/expires.hpp"
@@ -42,23 +43,49 @@ public:
     bool replaces(Default header) const { return (replaced_ & header) != 0; }
     bool has_headers() const { return !location_.proxy_headers.empty(); }
     // A rule sets this header (case-insensitive): the client's is not sent.
-    bool sets(std::string_view name) const;
+    // Asked for every client header: a name of a length no rule has is
+    // answered by one bit test.
+    bool sets(std::string_view name) const {
+        return (set_lengths_ >> length_bit(name.size()) & 1) != 0 && sets_by_name(name);
+    }
 
     // The target in origin form: as received, unless proxy_path replaces
     // the location's prefix or a rewrite changed the URI; then the
     // normalized path (percent-encoded again) and the query.
     void write_target(http::ResponseHead& head, const http::Request& request) const;
-    // The rules' headers, those whose value is not empty.
+    // The rules' headers, those whose value is not empty. `client_ip` is
+    // `client` formatted ($remote_addr), which the head has already.
     void write_headers(http::ResponseHead& head, const http::Request& request,
-                       const http::PeerAddress& client);
+                       const http::PeerAddress& client, std::string_view client_ip);
 
     // The location's expires, in place of the upstream's Cache-Control and
     // Expires; null without one.
     http::ExpiresHeaders* expires() { return expires_ ? &*expires_ : nullptr; }
 
 private:
+    // How a rule's value is written, chosen at composition: the usual
+    // values skip the template's expansion and its scratch copy.
+    enum class Kind : uint8_t {
+        line,         // a literal: `line` is the whole "Name: value\r\n"
+        server_port,  // "$server_port": `line` for the port `port`, redone on a change
+        remote_addr,  // "$remote_addr": the formatted client address, no `line`
+        expanded,     // any other template: `line` is "Name: "
+    };
+    struct Written {
+        Kind kind;
+        const config::HeaderRule* rule;
+        std::string line;
+        int port = -1;
+    };
+
+    static unsigned length_bit(size_t length) { return length < 63 ? unsigned(length) : 63; }
+    bool sets_by_name(std::string_view name) const;
+    void write_port_line(Written& written, const http::Request& request);
+
     const config::LocationConfig& location_;
     uint8_t replaced_ = 0;
+    uint64_t set_lengths_ = 0;  // bit n: a rule's name has n characters (63: 63 or more)
+    std::vector<Written> written_;
     http::LocationCaptures captures_;
     std::string scratch_;
     std::optional<http::ExpiresHeaders> expires_;

@@ -87,8 +87,19 @@ config plain ""
 config rules 'proxy_headers = { "X-Forwarded-Port" = "$server_port", "Accept-Encoding" = "", "X-Client" = "$remote_addr" }
 rewrite = [{ from = "^/old/(.*)$", to = "/new/$1", flag = "break" }]'
 
+# all_ok FILE COUNT: h2load's output says COUNT requests, every one a 2xx
+# (a config that answered 404 or 502 would be measured, not the rules).
+all_ok() {
+  grep -q "requests: $2 total, $2 started, $2 done, $2 succeeded" "$1" &&
+    grep -q "status codes: $2 2xx" "$1" && return 0
+  echo "not $2 answers 2xx ($1):" >&2
+  tail -8 "$1" >&2
+  return 1
+}
+
 # run CONFIG DIR [LOAD...]: portico under callgrind, the warm-up, then the
-# load command if given; prints the Ir of all portico's processes.
+# load command if given; prints the Ir of all portico's processes. It runs
+# in a subshell ($(run ...)): it stops its portico itself, whatever happens.
 run() {
   local config=$1 dir=$2 pid
   shift 2
@@ -97,9 +108,13 @@ run() {
     --callgrind-out-file="$dir/callgrind.out.%p" "$PORTICO" -c "$RUN/$config.toml" >"$dir/log" 2>&1 &
   pid=$!
   STARTED+=("$pid")
-  wait_port "$PORT" || { echo "portico did not start" >&2; cat "$dir/log" >&2; return 1; }
+  wait_port "$PORT" || { echo "portico did not start" >&2; cat "$dir/log" >&2; stop "$pid"; return 1; }
   taskset -c 0 h2load --h1 -n "$WARM" -c 10 "$URL" >"$dir/warm.out" 2>&1
-  if [ $# -gt 0 ]; then taskset -c 0 "$@" >"$dir/load.out" 2>&1; fi
+  all_ok "$dir/warm.out" "$WARM" || { stop "$pid"; return 1; }
+  if [ $# -gt 0 ]; then
+    taskset -c 0 "$@" >"$dir/load.out" 2>&1
+    all_ok "$dir/load.out" "$N" || { stop "$pid"; return 1; }
+  fi
   stop "$pid"
   $PY callgrind-total "$dir"/callgrind.out.*
 }
@@ -109,7 +124,6 @@ for config in plain rules; do
   "$PORTICO" -t -c "$RUN/$config.toml" >/dev/null 2>&1 || { echo "portico -t refuses $config:" >&2; "$PORTICO" -t -c "$RUN/$config.toml" >&2; exit 1; }
   idle=$(run "$config" "$RUN/$config-idle") || exit 1
   loaded=$(run "$config" "$RUN/$config-load" h2load --h1 -n "$N" -c 10 "$URL") || exit 1
-  grep -q "$N succeeded" "$RUN/$config-load/load.out" || { echo "h2load did not complete:" >&2; tail -5 "$RUN/$config-load/load.out" >&2; }
   per=$(( (loaded - idle) / N ))
   eval "per_$config=$per"
   echo "  $config: $per instructions/request (GET /hello proxied, h2load --h1 -c 10, $N requests minus idle)"

@@ -4,6 +4,8 @@
 // tests/integration/proxy_rules_test.cpp.
 #include <catch2/catch.hpp>
 
+#include <arpa/inet.h>
+
 #include <string>
 
 #include "config/config.hpp"
@@ -102,4 +104,56 @@ TEST_CASE("upstream head: a request id set before (a trusted proxy's) is the one
     std::string text(head.bytes());
     INFO(text);
     CHECK(text.find("\r\nX-Request-ID: 0123456789abcdef0123456789abcdef\r\n") != std::string::npos);
+}
+
+TEST_CASE("upstream head: each kind of proxy_headers value, the port's line redone on a change",
+          "[proxy]") {
+    config::LocationConfig location = prefix_location("/", "");
+    auto add = [&location](std::string name, std::string_view value) {
+        config::HeaderRule rule;
+        rule.name = std::move(name);
+        config::TemplateError error;
+        REQUIRE(config::compile_template(value, {}, rule.value, error));
+        location.proxy_headers.push_back(std::move(rule));
+    };
+    add("X-Forwarded-Port", "$server_port");
+    add("Accept-Encoding", "");
+    add("X-Client", "$remote_addr");
+    add("X-Static", "fixed");
+    add("X-Where", "$scheme://$server_port$uri");
+    add(std::string(70, 'L'), "long");
+
+    proxy::UpstreamRequestRules rules(location);
+    http::PeerAddress client{};
+    client.v4.sin_family = AF_INET;
+    client.v4.sin_addr.s_addr = htonl(0x7f000002);
+    const std::string long_name(70, 'l');  // past the lengths' bitmask
+    auto head_for = [&](uint16_t port) {
+        http::Request request;
+        receive(request, "/p", "/p");
+        request.server_port = port;
+        request.headers.push_back({"accept-encoding", "gzip"});
+        request.headers.push_back({"x-client", "spoofed"});
+        request.headers.push_back({"X-Kept", "yes"});
+        request.headers.push_back({long_name, "client's"});
+        char buffer[2048];
+        http::ResponseHead head(buffer, sizeof buffer);
+        proxy::write_upstream_request_head(head, request, client, rules, "app:80", false, true);
+        return std::string(head.bytes());
+    };
+    for (uint16_t port : {8080, 8080, 443}) {
+        std::string text = head_for(port);
+        INFO(text);
+        std::string digits = std::to_string(port);
+        CHECK(text.find("\r\nX-Forwarded-Port: " + digits +
+                        "\r\nX-Client: 127.0.0.2\r\n"
+                        "X-Static: fixed\r\nX-Where: http://" +
+                        digits + "/p\r\n" + std::string(70, 'L') + ": long\r\n") !=
+              std::string::npos);
+        CHECK(text.find("\r\nX-Kept: yes\r\n") != std::string::npos);
+        CHECK(text.find("ccept-Encoding") == std::string::npos);
+        CHECK(text.find("ccept-encoding") == std::string::npos);
+        CHECK(text.find("spoofed") == std::string::npos);
+        CHECK(text.find("client's") == std::string::npos);
+    }
 }
