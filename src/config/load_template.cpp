@@ -30,7 +30,8 @@ CaptureScope capture_scope(const std::string& pattern) {
     re2::RE2 compiled(pattern, re2::RE2::Quiet);
     if (!compiled.ok()) return scope;
     scope.groups = compiled.NumberOfCapturingGroups();
-    for (const auto& [name, group] : compiled.NamedCapturingGroups()) scope.names.emplace_back(name, group);
+    for (const auto& [name, group] : compiled.NamedCapturingGroups())
+        scope.names.emplace_back(name, group);
     return scope;
 }
 

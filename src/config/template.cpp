@@ -24,7 +24,9 @@ bool is_name_char(char c) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
 }
 
-char lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+char lower(char c) {
+    return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
+}
 
 void append_text(Template& out, std::string_view text) {
     if (text.empty()) return;
@@ -50,9 +52,9 @@ bool resolve(std::string_view name, const CaptureScope& scope, TemplatePart& par
         }
         if (group > scope.groups) {
             message = "'$" + std::string(name) + "': " +
-                      (scope.groups == 0 ? std::string("no regex with groups applies here")
-                                         : "the regex has only " + std::to_string(scope.groups) +
-                                               " group(s)");
+                      (scope.groups == 0
+                           ? std::string("no regex with groups applies here")
+                           : "the regex has only " + std::to_string(scope.groups) + " group(s)");
             return false;
         }
         part = {Variable::capture, {}, group};

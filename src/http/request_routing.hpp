@@ -46,10 +46,9 @@ enum class LocationChoice : uint8_t {
     too_many_reroutes,  // more than max_reroutes: a rewrite or error page loop
 };
 
-// Finds the location for request.normalized_path among the site's (`router`) and runs its steps, again
-// after a step reroutes the request. Shared by route_request and the error
-// pages (which answer their URI through the locations). Inline: every
-// request takes it.
+// Finds the location for request.normalized_path among the site's (`router`) and runs its steps,
+// again after a step reroutes the request. Shared by route_request and the error pages (which
+// answer their URI through the locations). Inline: every request takes it.
 [[gnu::always_inline]] inline LocationChoice choose_location(ServerContext& server,
                                                              const router::Router& router,
                                                              Request& request, Exchange& client,

@@ -49,45 +49,61 @@ void expand(const config::Template& value, const Request& request, const PeerAdd
     using config::Variable;
     for (const config::TemplatePart& part : value.parts) {
         switch (part.variable) {
-            case Variable::text: out += part.text; break;
-            case Variable::host: {
-                std::string buffer;
-                out += host_variable(request, buffer);
-                break;
+        case Variable::text:
+            out += part.text;
+            break;
+        case Variable::host: {
+            std::string buffer;
+            out += host_variable(request, buffer);
+            break;
+        }
+        case Variable::server_name:
+            out += request.server_name;
+            break;
+        case Variable::server_port: {
+            char digits[8];
+            auto [end, error] = std::to_chars(digits, digits + sizeof digits, request.server_port);
+            out.append(digits, end);
+            break;
+        }
+        case Variable::scheme:
+            out += request.secure ? "https" : "http";
+            break;
+        case Variable::request_uri:
+            out += request.target;
+            break;
+        case Variable::uri:
+            out += request.normalized_path;
+            break;
+        case Variable::args:
+            out += request.query;
+            break;
+        case Variable::remote_addr: {
+            char text[INET6_ADDRSTRLEN];
+            out += format_ip(client, text, sizeof text);
+            break;
+        }
+        case Variable::request_id:
+            out += request_id(request);
+            break;
+        case Variable::http: {
+            // Repeated headers are joined with ", " (RFC 9110 5.3), cookies with "; ".
+            bool first = true;
+            for (const HeaderField& field : request.headers) {
+                if (!equals_ignore_case(field.name, part.text)) continue;
+                if (!first) out += part.text == "cookie" ? "; " : ", ";
+                out += field.value;
+                first = false;
             }
-            case Variable::server_name: out += request.server_name; break;
-            case Variable::server_port: {
-                char digits[8];
-                auto [end, error] = std::to_chars(digits, digits + sizeof digits, request.server_port);
-                out.append(digits, end);
-                break;
-            }
-            case Variable::scheme: out += request.secure ? "https" : "http"; break;
-            case Variable::request_uri: out += request.target; break;
-            case Variable::uri: out += request.normalized_path; break;
-            case Variable::args: out += request.query; break;
-            case Variable::remote_addr: {
-                char text[INET6_ADDRSTRLEN];
-                out += format_ip(client, text, sizeof text);
-                break;
-            }
-            case Variable::request_id: out += request_id(request); break;
-            case Variable::http: {
-                // Repeated headers are joined with ", " (RFC 9110 5.3), cookies with "; ".
-                bool first = true;
-                for (const HeaderField& field : request.headers) {
-                    if (!equals_ignore_case(field.name, part.text)) continue;
-                    if (!first) out += part.text == "cookie" ? "; " : ", ";
-                    out += field.value;
-                    first = false;
-                }
-                break;
-            }
-            case Variable::cookie: out += cookie_value(request, part.text); break;
-            case Variable::capture:
-                if (static_cast<size_t>(part.capture) < captures.size())
-                    out += captures[static_cast<size_t>(part.capture)];
-                break;
+            break;
+        }
+        case Variable::cookie:
+            out += cookie_value(request, part.text);
+            break;
+        case Variable::capture:
+            if (static_cast<size_t>(part.capture) < captures.size())
+                out += captures[static_cast<size_t>(part.capture)];
+            break;
         }
     }
 }

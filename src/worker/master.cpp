@@ -169,8 +169,8 @@ bool Master::spawn(unsigned slot) {
         std::vector<ListenFd> mine;
         for (ListenSocket& socket : sockets_) {
             if (socket.slot == slot)
-                mine.push_back({socket.fd.release(), socket.tls, socket.proxy_protocol,
-                                socket.listener});
+                mine.push_back(
+                    {socket.fd.release(), socket.tls, socket.proxy_protocol, socket.listener});
             else ::close(socket.fd.release());
         }
         // None of the metrics sockets: a client the master closes must see the close.

@@ -49,7 +49,7 @@ private:
         core::UniqueFd fd;
         bool tls = false;  // a [tls] listen entry
         bool proxy_protocol = false;  // as the current config's entry says
-        unsigned listener = 0;  // which entry (config::listeners_of's index)
+        unsigned listener = 0;        // which entry (config::listeners_of's index)
     };
 
     bool open_sockets(const config::Config& config);

@@ -16,6 +16,10 @@
 
 using namespace portico::test;
 
+// Its own namespace: in a unity build the test files share one translation
+// unit, and their helpers (Answer, fake_path...) must not meet.
+namespace client_address_test {
+
 namespace {
 
 // One worker, h2c beside HTTP/1.1, a JSON access log in the temp folder.
@@ -157,3 +161,5 @@ TEST_CASE(
     CHECK(access_log_values(access_log, "request_id", 2) ==
           std::vector<std::string>{"lb-42", made});
 }
+
+}  // namespace client_address_test

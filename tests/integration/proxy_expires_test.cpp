@@ -17,6 +17,10 @@
 
 using namespace portico::test;
 
+// Its own namespace: in a unity build the test files share one translation
+// unit, and their helpers (Answer, fake_path...) must not meet.
+namespace proxy_expires_test {
+
 namespace {
 
 enum class Protocol { http1, http2 };
@@ -197,3 +201,5 @@ TEST_CASE(
         check_upstream_headers(*missing);
     }
 }
+
+}  // namespace proxy_expires_test

@@ -19,6 +19,10 @@
 
 using namespace portico::test;
 
+// Its own namespace: in a unity build the test files share one translation
+// unit, and their helpers (Answer, fake_path...) must not meet.
+namespace proxy_protocol_test {
+
 namespace {
 
 // One worker, every listener behind the PROXY protocol, h2c on, a JSON
@@ -280,3 +284,5 @@ TEST_CASE("a reload turns the PROXY protocol on for a listener it keeps",
     CHECK(client.closed_by_server(2s));
     CHECK(upstream.last_request().target == "/after");
 }
+
+}  // namespace proxy_protocol_test

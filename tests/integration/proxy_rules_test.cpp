@@ -14,6 +14,10 @@
 
 using namespace portico::test;
 
+// Its own namespace: in a unity build the test files share one translation
+// unit, and their helpers (Answer, fake_path...) must not meet.
+namespace proxy_rules_test {
+
 namespace {
 
 enum class Protocol { http1, http2 };
@@ -297,11 +301,12 @@ TEST_CASE("every proxied request carries an X-Request-ID of its own", "[proxy-ru
 TEST_CASE("a proxied prefix's path without its slash is redirected to it, as nginx does",
           "[proxy-rules]") {
     UpstreamServer upstream;
-    Portico portico(rules_config("[[location]]\nprefix = \"/api/\"\nproxy = \"{upstream}\"\n"
-                                 "[[location]]\nprefix = \"/files/\"\nproxy = \"{upstream}\"\n"
-                                 "[[location]]\nexact = \"/files\"\nrespond = { body = \"mine\" }\n"
-                                 "[[location]]\nprefix = \"/\"\nrespond = { body = \"spa\" }\n",
-                                 "http://" + upstream.address()));
+    Portico portico(
+        rules_config("[[location]]\nprefix = \"/api/\"\nproxy = \"{upstream}\"\n"
+                     "[[location]]\nprefix = \"/files/\"\nproxy = \"{upstream}\"\n"
+                     "[[location]]\nexact = \"/files\"\nrespond = { body = \"mine\" }\n"
+                     "[[location]]\nprefix = \"/\"\nrespond = { body = \"spa\" }\n",
+                     "http://" + upstream.address()));
     for (Protocol protocol : {Protocol::http1, Protocol::http2}) {
         INFO((protocol == Protocol::http1 ? "HTTP/1.1" : "HTTP/2"));
         auto answer = get(protocol, portico.port(), "/api?page=2");
@@ -322,3 +327,5 @@ TEST_CASE("a proxied prefix's path without its slash is redirected to it, as ngi
         CHECK(upstream.last_request().target == "/api/x");
     }
 }
+
+}  // namespace proxy_rules_test

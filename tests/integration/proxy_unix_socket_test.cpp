@@ -13,6 +13,10 @@
 
 using namespace portico::test;
 
+// Its own namespace: in a unity build the test files share one translation
+// unit, and their helpers (Answer, fake_path...) must not meet.
+namespace proxy_unix_socket_test {
+
 TEST_CASE("an upstream on a Unix socket is proxied to and pooled", "[proxy-rules]") {
     TempDir sockets;
     UpstreamServer upstream(UnixSocketPath{sockets.path() + "/app.sock"});
@@ -116,3 +120,5 @@ TEST_CASE("a relative unix: path is taken from the config file's folder", "[prox
     CHECK(after->status == 200);
     CHECK(after->body == "ok /late");
 }
+
+}  // namespace proxy_unix_socket_test

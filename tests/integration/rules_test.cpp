@@ -12,6 +12,10 @@
 
 using namespace portico::test;
 
+// Its own namespace: in a unity build the test files share one translation
+// unit, and their helpers (Answer, fake_path...) must not meet.
+namespace rules_test {
+
 namespace {
 
 enum class Protocol { http1, http2 };
@@ -445,3 +449,5 @@ error_pages = { 404 = "/errors/404.html" }
     // The upstream's 503 and 404 reached it once per protocol each.
     CHECK(app.request_count() == 6);
 }
+
+}  // namespace rules_test

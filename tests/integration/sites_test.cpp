@@ -10,6 +10,10 @@
 
 using namespace portico::test;
 
+// Its own namespace: in a unity build the test files share one translation
+// unit, and their helpers (Answer, fake_path...) must not meet.
+namespace sites_test {
+
 namespace {
 
 // Each site's "/" answers with its letter; only b has /only-b.
@@ -201,3 +205,5 @@ names = ["a.test"]
     CHECK(site_of(portico.port(), "other.test", "/") == "200 unnamed");
     CHECK(site_of(portico.port(), "other.test", "/a") == "200 unnamed");
 }
+
+}  // namespace sites_test

@@ -10,6 +10,10 @@
 
 using namespace portico::test;
 
+// Its own namespace: in a unity build the test files share one translation
+// unit, and their helpers (Answer, fake_path...) must not meet.
+namespace sites_tls_test {
+
 namespace {
 
 // [tls]'s default certificate is a.pem (a.test, www.a.test); the wildcard
@@ -198,3 +202,5 @@ TEST_CASE("sites over TLS: portico -t loads each site's certificate", "[sites][t
     CHECK(contains(result.output, path + ":8:15: key " + certs.path("a.key") +
                                       " does not match certificate " + certs.path("rsa.pem")));
 }
+
+}  // namespace sites_tls_test

@@ -17,6 +17,10 @@
 
 using namespace portico::test;
 
+// Its own namespace: in a unity build the test files share one translation
+// unit, and their helpers (Answer, fake_path...) must not meet.
+namespace static_rules_test {
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -367,3 +371,5 @@ TEST_CASE("try_files: @UPSTREAM answers what no file does, with the original tar
     CHECK(maintenance.body == "<down>\n");
     fs::remove(site.path("maintenance.html"));
 }
+
+}  // namespace static_rules_test

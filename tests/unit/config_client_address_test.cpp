@@ -12,6 +12,10 @@
 
 using namespace portico::config;
 
+// Its own namespace: in a unity build the test files share one translation
+// unit, and their helpers (Answer, fake_path...) must not meet.
+namespace config_client_address_test {
+
 namespace {
 
 constexpr const char* fake_path = "/nonexistent-portico-conf/portico.toml";
@@ -163,3 +167,5 @@ TEST_CASE("address ranges match IPv4, IPv6 and IPv4-mapped peers", "[config][cli
     CHECK_FALSE(contains("::1", v4("127.0.0.1")));
     CHECK_FALSE(contains("0.0.0.0/0", v6("2001:db8::1")));
 }
+
+}  // namespace config_client_address_test

@@ -11,6 +11,10 @@
 using namespace portico::config;
 using portico::test::BrokenConfig;
 
+// Its own namespace: in a unity build the test files share one translation
+// unit, and their helpers (Answer, fake_path...) must not meet.
+namespace config_proxy_rules_test {
+
 namespace {
 
 constexpr const char* fake_path = "/nonexistent-portico-conf/portico.toml";
@@ -219,3 +223,5 @@ TEST_CASE("a unix: server is a Unix socket, relative to the config's folder", "[
     CHECK_FALSE(servers[1].resolved_by_workers());
     CHECK(servers[2].storage.ss_family == AF_INET);
 }
+
+}  // namespace config_proxy_rules_test

@@ -7,6 +7,10 @@
 using portico::config::LoadResult;
 using portico::config::parse_config;
 
+// Its own namespace: in a unity build the test files share one translation
+// unit, and their helpers (Answer, fake_path...) must not meet.
+namespace config_rules_errors_test {
+
 namespace {
 
 constexpr const char* fake_path = "/nonexistent-portico-conf/portico.toml";
@@ -146,3 +150,5 @@ TEST_CASE("rules: redirect, rewrite, respond 444 and error_pages load as written
     CHECK(locations[4].error_pages[1].first == 503);
     CHECK(locations[4].error_pages[1].second.uses(portico::config::Variable::uri));
 }
+
+}  // namespace config_rules_errors_test

@@ -11,6 +11,10 @@
 
 using namespace portico::config;
 
+// Its own namespace: in a unity build the test files share one translation
+// unit, and their helpers (Answer, fake_path...) must not meet.
+namespace config_sites_test {
+
 namespace {
 
 constexpr const char* fake_path = "/nonexistent-portico-conf/portico.toml";
@@ -191,3 +195,5 @@ TEST_CASE("a regex name accepts both group spellings, as RE2 reads them", "[site
     CHECK(parse_site_name("~a\\(?<b>c)").name.text == "a\\(?<b>c)");  // an escaped paren
     CHECK(parse_site_name("[::1]").error.empty());
 }
+
+}  // namespace config_sites_test

@@ -15,6 +15,10 @@ using portico::config::LoadResult;
 using portico::config::parse_config;
 using portico::config::TryFilesConfig;
 
+// Its own namespace: in a unity build the test files share one translation
+// unit, and their helpers (Answer, fake_path...) must not meet.
+namespace config_static_rules_test {
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -197,3 +201,5 @@ TEST_CASE(
     // On proxied responses too (nginx's expires).
     CHECK(locations[5].expires == std::chrono::seconds(12 * 3600));
 }
+
+}  // namespace config_static_rules_test

@@ -9,6 +9,10 @@
 
 using namespace portico;
 
+// Its own namespace: in a unity build the test files share one translation
+// unit, and their helpers (Answer, fake_path...) must not meet.
+namespace config_template_test {
+
 namespace {
 
 config::Template compiled(std::string_view text, const config::CaptureScope& scope = {}) {
@@ -34,7 +38,8 @@ TEST_CASE("a template without variables is literal", "[config][template]") {
     CHECK(compiled("").is_literal());
 }
 
-TEST_CASE("unknown variables and a lone dollar are refused with their offset", "[config][template]") {
+TEST_CASE("unknown variables and a lone dollar are refused with their offset",
+          "[config][template]") {
     CHECK(error_of("https://$hots/").starts_with("8: unknown variable '$hots'"));
     CHECK(error_of("cost $ 5").starts_with("5: a '$' must start a variable name"));
     CHECK(error_of("${host").starts_with("0: '${' without a closing '}'"));
@@ -67,7 +72,8 @@ TEST_CASE("templates expand every variable", "[config][template]") {
     std::string out;
     http::expand(value, request, client, captures, out);
     CHECK(out ==
-          "https://www.example.com:8080/a%20b?x=1|/a b|x=1|192.0.2.7|example.com|k1, k2|s2|one-two|.");
+          "https://www.example.com:8080/a%20b?x=1|/a b|x=1|192.0.2.7|example.com|k1, "
+          "k2|s2|one-two|.");
 
     std::string id;
     http::expand(compiled("$request_id"), request, client, {}, id);
@@ -77,3 +83,5 @@ TEST_CASE("templates expand every variable", "[config][template]") {
     http::expand(compiled("$request_id"), request, client, {}, again);
     CHECK(again == id);  // one id per request
 }
+
+}  // namespace config_template_test

@@ -14,6 +14,10 @@
 using namespace portico;
 using portico::test::FakeExchange;
 
+// Its own namespace: in a unity build the test files share one translation
+// unit, and their helpers (Answer, fake_path...) must not meet.
+namespace http_filter_take_over_test {
+
 namespace {
 
 // At a 404 head, answers "replaced" on the client itself; passes the rest.
@@ -69,7 +73,7 @@ private:
     std::string name_;
 };
 
-struct HandlerSide : http::ExchangeListener {
+struct TakenOverHandler : http::ExchangeListener {
     bool gone = false;
     bool on_request_body(std::string_view) override { return true; }
     void on_request_complete() override {}
@@ -84,7 +88,7 @@ TEST_CASE("filter take-over: the filter answers on the client, the handler hears
     ReplacingFilter filter;
     FakeExchange client("GET", "/x");
     http::Exchange& exchange = filter.wrap(client);
-    HandlerSide handler;
+    TakenOverHandler handler;
     exchange.set_listener(&handler);
     exchange.begin_streamed_response(404);
     exchange.add_header("X-Upstream", "yes");
@@ -149,3 +153,5 @@ TEST_CASE("filter unwrap: an exchange lent but not answered through goes back un
     CHECK(client.header("x-mark") == "mark");
     CHECK(client.ended);
 }
+
+}  // namespace http_filter_take_over_test

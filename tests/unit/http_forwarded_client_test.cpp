@@ -15,6 +15,10 @@
 
 using namespace portico;
 
+// Its own namespace: in a unity build the test files share one translation
+// unit, and their helpers (Answer, fake_path...) must not meet.
+namespace http_forwarded_client_test {
+
 namespace {
 
 http::PeerAddress address(const char* ip) {
@@ -141,3 +145,5 @@ TEST_CASE("the step sets the client and keeps a trusted proxy's X-Request-ID", "
     CHECK_FALSE(http::is_acceptable_request_id("a\x01"));
     CHECK_FALSE(http::is_acceptable_request_id("caf\xc3\xa9"));
 }
+
+}  // namespace http_forwarded_client_test

@@ -13,6 +13,10 @@ using portico::http::parse_proxy_header;
 using portico::http::ProxyHeader;
 using Status = ProxyHeader::Status;
 
+// Its own namespace: in a unity build the test files share one translation
+// unit, and their helpers (Answer, fake_path...) must not meet.
+namespace http_proxy_protocol_test {
+
 namespace {
 
 constexpr size_t buffer = 16 * 1024;
@@ -196,3 +200,5 @@ TEST_CASE("a bad v2 header is invalid", "[proxy-protocol]") {
     CHECK(parse_proxy_header(huge.substr(0, 16), 1024).status == Status::invalid);
     CHECK(parse_proxy_header(huge, buffer).status == Status::complete);
 }
+
+}  // namespace http_proxy_protocol_test

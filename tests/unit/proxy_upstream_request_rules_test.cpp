@@ -16,6 +16,10 @@
 
 using namespace portico;
 
+// Its own namespace: in a unity build the test files share one translation
+// unit, and their helpers (Answer, fake_path...) must not meet.
+namespace proxy_upstream_request_rules_test {
+
 namespace {
 
 config::LocationConfig prefix_location(std::string prefix, std::string proxy_path) {
@@ -157,3 +161,5 @@ TEST_CASE("upstream head: each kind of proxy_headers value, the port's line redo
         CHECK(text.find("client's") == std::string::npos);
     }
 }
+
+}  // namespace proxy_upstream_request_rules_test

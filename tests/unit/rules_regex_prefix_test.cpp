@@ -8,6 +8,10 @@
 
 using namespace portico;
 
+// Its own namespace: in a unity build the test files share one translation
+// unit, and their helpers (Answer, fake_path...) must not meet.
+namespace rules_regex_prefix_test {
+
 TEST_CASE("rules: the required prefix of an anchored pattern", "[rules]") {
     CHECK(rules::required_prefix("^/old/(.*)$") == "/old/");
     CHECK(rules::required_prefix("^/static") == "/static");
@@ -52,3 +56,5 @@ TEST_CASE("rules: the prefix check agrees with the regex", "[rules]") {
         CHECK(regex.match(c.path) == c.matches);
     }
 }
+
+}  // namespace rules_regex_prefix_test

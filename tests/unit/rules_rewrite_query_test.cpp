@@ -6,6 +6,10 @@
 
 using portico::rules::query_after_rewrite;
 
+// Its own namespace: in a unity build the test files share one translation
+// unit, and their helpers (Answer, fake_path...) must not meet.
+namespace rules_rewrite_query_test {
+
 TEST_CASE("rules: the query after a rewrite", "[rules]") {
     struct Case {
         const char* own;
@@ -27,3 +31,5 @@ TEST_CASE("rules: the query after a rewrite", "[rules]") {
         CHECK(out == c.expected);
     }
 }
+
+}  // namespace rules_rewrite_query_test

@@ -13,6 +13,10 @@
 using namespace portico;
 using portico::test::FakeExchange;
 
+// Its own namespace: in a unity build the test files share one translation
+// unit, and their helpers (Answer, fake_path...) must not meet.
+namespace rules_rewrite_step_test {
+
 namespace {
 
 config::RewriteRule rule(const std::string& from, const std::string& to, config::RewriteFlag flag) {
@@ -73,3 +77,5 @@ TEST_CASE("rules: the rewrite step, flag by flag", "[rules]") {
         CHECK(client.status == std::optional<int>(500));
     }
 }
+
+}  // namespace rules_rewrite_step_test

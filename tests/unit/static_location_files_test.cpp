@@ -15,16 +15,20 @@ using portico::config::MatchKind;
 using portico::staticfiles::has_hidden_segment;
 using portico::staticfiles::LocationFiles;
 
+// Its own namespace: in a unity build the test files share one translation
+// unit, and their helpers (Answer, fake_path...) must not meet.
+namespace static_location_files_test {
+
 namespace {
 
-struct Folder {
+struct SiteFolder {
     std::string path;
-    Folder() {
+    SiteFolder() {
         char pattern[] = "/tmp/portico-files-XXXXXX";
         REQUIRE(::mkdtemp(pattern) != nullptr);
         path = pattern;
     }
-    ~Folder() {
+    ~SiteFolder() {
         std::error_code ignored;
         std::filesystem::remove_all(path, ignored);
     }
@@ -45,7 +49,7 @@ std::string mapped(const LocationFiles& files, std::string_view uri) {
 }  // namespace
 
 TEST_CASE("location files: root takes the whole path", "[static][static-rules]") {
-    Folder folder;
+    SiteFolder folder;
     LocationConfig config = location(MatchKind::prefix, "/img/");
     config.root = folder.path;
     LocationFiles files(config);
@@ -56,7 +60,7 @@ TEST_CASE("location files: root takes the whole path", "[static][static-rules]")
 
 TEST_CASE("location files: alias replaces the prefix and never leaves its folder",
           "[static][static-rules]") {
-    Folder folder;
+    SiteFolder folder;
     LocationConfig slash = location(MatchKind::prefix, "/_next/static/");
     slash.alias = folder.path;
     LocationFiles with_slash(slash);
@@ -74,8 +78,9 @@ TEST_CASE("location files: alias replaces the prefix and never leaves its folder
     CHECK(mapped(without_slash, "/datax") == "outside");
 }
 
-TEST_CASE("location files: an exact location's alias is the file itself", "[static][static-rules]") {
-    Folder folder;
+TEST_CASE("location files: an exact location's alias is the file itself",
+          "[static][static-rules]") {
+    SiteFolder folder;
     LocationConfig config = location(MatchKind::exact, "/favicon.ico");
     config.alias = folder.path + "/icon.ico";
     LocationFiles files(config);
@@ -91,3 +96,5 @@ TEST_CASE("location files: hidden segments", "[static][static-rules]") {
     CHECK_FALSE(has_hidden_segment("a/b.c/d"));
     CHECK_FALSE(has_hidden_segment(""));
 }
+
+}  // namespace static_location_files_test
