@@ -3,6 +3,7 @@
 // trusted peer only.
 #include <arpa/inet.h>
 
+#include <deque>
 #include <string>
 #include <utility>
 #include <vector>
@@ -107,8 +108,12 @@ TEST_CASE("the client is the rightmost X-Forwarded-For entry that is not trusted
 TEST_CASE("the step sets the client and keeps a trusted proxy's X-Request-ID", "[client-address]") {
     std::vector<config::AddressRange> trusted = ranges({"10.0.0.0/8"});
     http::ForwardedClient step(trusted);
-    auto run = [&](const char* peer, std::vector<std::pair<std::string, std::string>> headers,
+    // The request views its header values (a kept X-Request-ID too): they
+    // live as long as the test.
+    std::deque<std::vector<std::pair<std::string, std::string>>> kept;
+    auto run = [&](const char* peer, std::vector<std::pair<std::string, std::string>> given,
                    http::Request& request) {
+        const auto& headers = kept.emplace_back(std::move(given));
         test::FakeExchange client("GET", "/", headers);
         client.peer = address(peer);
         for (const auto& [name, value] : headers) request.headers.push_back({name, value});
