@@ -38,6 +38,16 @@ const std::vector<config::LocationConfig>& locations() {
     return list;
 }
 
+// Every location of the list, as one site's.
+const std::vector<size_t>& all_of_them() {
+    static const std::vector<size_t> indices = [] {
+        std::vector<size_t> all(locations().size());
+        for (size_t i = 0; i < all.size(); ++i) all[i] = i;
+        return all;
+    }();
+    return indices;
+}
+
 void check_normalized(const std::string& path) {
     FUZZ_CHECK(!path.empty() && path.front() == '/');
     FUZZ_CHECK(path.find('\0') == std::string::npos);
@@ -50,7 +60,7 @@ void check_normalized(const std::string& path) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t length) {
-    static const router::Router router(locations());
+    static const router::Router router(locations(), all_of_them());
     std::string_view raw(reinterpret_cast<const char*>(data), length);
     std::string normalized;
     router::NormalizedPath result = router::normalize_path(raw, normalized);
