@@ -220,6 +220,51 @@ struct HeaderRule {
                      // is not sent (headers)
 };
 
+// [limit.NAME]: nginx's limit_req zone (a leaky bucket per key), shared by
+// every worker (access/rate_limits.hpp).
+struct LimitConfig {
+    std::string name;
+    Template key;               // a key that expands to "" is not counted
+    uint64_t rate_milli = 0;    // requests per second x 1000 ("10r/s": 10000, "30r/m": 500)
+    uint32_t burst = 0;         // requests beyond the rate that wait (or pass, see delay)
+    uint32_t delay = 0;         // of the burst, how many pass at once (nginx delay=N)
+    int status = 429;           // the answer beyond the burst
+    uint64_t zone_bytes = 10u << 20;  // keys kept; the least recently seen are evicted
+    SourcePosition where;       // of the [limit.NAME] table
+};
+
+// max_concurrent = { key, count, status }: nginx's limit_conn, per request
+// (HTTP/2 streams count one each), across every worker.
+struct ConcurrencyLimitConfig {
+    Template key;  // a key that expands to "" is not counted
+    uint32_t count = 0;
+    int status = 429;
+};
+
+// One allow or deny entry: "all" is the range of length 0 of both families.
+struct AccessRule {
+    AddressRange range;
+    bool all = false;  // "all"
+    bool allow = false;
+};
+
+// One line of an htpasswd file: "user:hash".
+struct HtpasswdEntry {
+    std::string user;
+    std::string hash;  // "$2y$..", "$2b$..", "$5$..", "$6$..", "$apr1$.."
+};
+
+// auth = { realm, htpasswd, forward }: HTTP Basic authentication
+// (nginx auth_basic, auth_basic_user_file).
+struct AuthConfig {
+    std::string realm;
+    std::string htpasswd;  // the file, absolute; read when the config is (and on reload)
+    std::vector<HtpasswdEntry> users;  // the file's good lines, in file order
+    // The client's Authorization header goes to the upstream; off, it is
+    // removed (the password stays with portico).
+    bool forward = false;
+};
+
 struct LocationConfig {
     std::string name;  // label in metrics and logs; defaults to the match text
     MatchKind match = MatchKind::prefix;
@@ -268,6 +313,15 @@ struct LocationConfig {
     std::vector<HeaderRule> headers;
     bool headers_always = false;
 
+    // Limits and access control, in nginx's order: limits (preaccess), then
+    // allow/deny, then auth (access).
+    std::vector<size_t> limits;  // indices into Config::limits
+    std::optional<ConcurrencyLimitConfig> max_concurrent;
+    // allow and deny together, each address judged by the most specific
+    // entry that contains it (the longest prefix); none: it passes.
+    std::vector<AccessRule> access;
+    std::optional<AuthConfig> auth;
+
     size_t site = 0;  // index into Config::sites
 
     // Responses of this location are compressed on the fly (static and
@@ -303,6 +357,7 @@ struct Config {
     std::vector<UpstreamConfig> upstreams;  // named ones in file order, then inline ones
     std::vector<LocationConfig> locations;  // every site's, in file order
     std::vector<SiteConfig> sites;          // at least one once loaded
+    std::vector<LimitConfig> limits;        // [limit.NAME], in file order
 };
 
 struct ConfigError {
