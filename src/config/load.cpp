@@ -69,6 +69,10 @@ void read_top_level(const toml::table& root, LoadContext& context, Config& confi
     if (const toml::node* mime = top.get("mime")) {
         read_mime(*mime, context, config.mime);
     }
+    if (const toml::node* limits = top.get("limit")) {
+        read_limit_zones(*limits, context, config.limits);
+    }
+    context.limits = &config.limits;
     // Named upstreams first: locations refer to them and append inline ones.
     if (const toml::node* upstream = top.get("upstream")) {
         read_upstreams(*upstream, context, config.upstreams);

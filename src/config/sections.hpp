@@ -18,6 +18,8 @@ namespace portico::config {
 struct LoadContext {
     Diagnostics& diagnostics;
     std::filesystem::path folder;  // of the config file; anchors relative paths
+    // The [limit.NAME] tables, read before the locations that name them.
+    const std::vector<LimitConfig>* limits = nullptr;
 };
 
 // `path` made absolute against the config folder, without "." or ".." parts
@@ -101,6 +103,13 @@ void read_compression(TableReader& reader, const std::string& label, Diagnostics
 // A location's redirect, rewrite and error_pages keys (load_rules.cpp).
 void read_rules(TableReader& reader, const std::string& label, Diagnostics& diagnostics,
                 LocationConfig& location);
+
+// The [limit.NAME] tables (load_limits.cpp), in file order.
+void read_limit_zones(const toml::node& node, LoadContext& context,
+                      std::vector<LimitConfig>& limits);
+// A location's limit and max_concurrent keys.
+void read_limits(TableReader& reader, const std::string& label, LoadContext& context,
+                 LocationConfig& location);
 
 // Why `path` cannot serve files (strerror's text), or "" when it can.
 std::string unusable_directory(const std::string& path);

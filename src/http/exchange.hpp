@@ -111,6 +111,11 @@ public:
     // For handlers that answer later (set before returning from serve()).
     virtual void set_listener(ExchangeListener* listener) = 0;
     virtual void resume_request_body() = 0;
+    // The client is not read, and nothing more of the body delivered,
+    // until resume_request_body(): a request that waits before its content
+    // (http/admission.hpp). A handler that listens calls
+    // resume_request_body() once it does, in case its request was held.
+    virtual void hold_request_body() = 0;
     virtual bool output_pending() const = 0;
     // After a 101 head: the head goes out as the handler wrote it (its
     // Connection and Upgrade headers), then bytes are tunnelled both ways:

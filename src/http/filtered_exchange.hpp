@@ -60,6 +60,7 @@ public:
     void respond_text(int status, std::string_view body) override;
     void set_listener(ExchangeListener* listener) override;
     void resume_request_body() override { client_->resume_request_body(); }
+    void hold_request_body() override { client_->hold_request_body(); }
     bool output_pending() const override;
     void switch_protocols() override;
     void set_upstream_timing(uint64_t upstream_ns, uint64_t connect_ns,

@@ -84,6 +84,7 @@ bool is_valid_host(std::string_view host) {
 }
 
 void Request::reset() {
+    give_back_held();
     static_cast<RequestFields&>(*this) = RequestFields{};
     headers.clear();
     normalized_path.clear();

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "http/header_text.hpp"
@@ -15,6 +16,16 @@ namespace portico::http {
 struct HeaderField {
     std::string_view name;
     std::string_view value;
+};
+
+// Something a request holds until it ends, however it ends (a
+// max_concurrent slot, access/concurrency_limit.hpp): given back once, when
+// the request is recorded (http/request_record.hpp), or at the latest when
+// its Request is reset.
+struct HeldUntilEnd {
+    void (*give_back)(void* owner, uint64_t token) = nullptr;
+    void* owner = nullptr;
+    uint64_t token = 0;
 };
 
 // The plain fields of a request, reset in one assignment between requests.
@@ -55,6 +66,13 @@ struct RequestFields {
     // Mutable: making it is not a change of the request, and a handler sees
     // the request const.
     mutable std::string_view request_id;
+    // Mutable as request_id: taking a slot is not a change of the request.
+    mutable HeldUntilEnd held;
+    // The limits have counted this request: an error page that reroutes it
+    // is not counted again (nginx counts the main request once).
+    mutable bool limits_counted = false;
+    // The limit or access rule that refused the request, for the access log.
+    mutable std::string_view refused_by;
 };
 
 // The text request_id views: left out of the reset (it is written before
@@ -77,6 +95,10 @@ struct Request : RequestFields {
     std::string_view header(std::string_view name) const;
     // Clears the views for the next request, keeping allocated capacity.
     void reset();
+    void give_back_held() const {
+        if (held.give_back != nullptr)
+            std::exchange(held.give_back, nullptr)(held.owner, held.token);
+    }
 };
 
 // The request's $request_id: 32 lowercase hex characters, random, made the

@@ -34,6 +34,7 @@ void log_finished_request(ServerContext& server, const FinishedRequest& finished
 // line. Inline: on the hot path (access log off in benchmarks) the record
 // is built in place rather than passed.
 inline void record_finished_request(ServerContext& server, const FinishedRequest& finished) {
+    finished.request.give_back_held();
     uint64_t duration_ns = uv_hrtime() - finished.state.start_ns;
     metrics::RequestRecord record;
     record.status = finished.status;

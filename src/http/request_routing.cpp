@@ -57,8 +57,11 @@ bool choose_site(ServerContext& server, Request& request, Exchange& client, size
 
 void serve_location(ServerContext& server, Exchange& client, int location) {
     const LocationServing& serving = server.serving[static_cast<size_t>(location)];
-    Exchange& exchange = serving.filter ? serving.filter->wrap(client) : client;
-    for (Handler* handler : serving.handlers)
+    serve_handlers(serving.handlers, serving.filter ? serving.filter->wrap(client) : client);
+}
+
+void serve_handlers(std::span<Handler* const> handlers, Exchange& exchange) {
+    for (Handler* handler : handlers)
         if (handler->serve(exchange)) return;
     exchange.respond_text(404, status_text(404));
 }

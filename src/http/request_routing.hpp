@@ -6,6 +6,8 @@
 // worker (ServerContext::server_steps, LocationServing).
 #pragma once
 
+#include <span>
+
 #include "http/exchange.hpp"
 #include "http/request.hpp"
 #include "http/request_state.hpp"
@@ -111,5 +113,7 @@ enum class LocationChoice : uint8_t {
 // Runs the location's handlers, through its filter when it has one; 404
 // when every handler declines.
 void serve_location(ServerContext& server, Exchange& client, int location);
+// The same, from a list of handlers, on `exchange` as it is.
+void serve_handlers(std::span<Handler* const> handlers, Exchange& exchange);
 
 }  // namespace portico::http

@@ -53,6 +53,7 @@ public:
     const PeerAddress& client_address() const final { return request_state_->client; }
     void set_client_address(const PeerAddress& address) final { request_state_->client = address; }
     void set_listener(ExchangeListener* listener) final { request_state_->listener = listener; }
+    void hold_request_body() final { request_state_->body_held = true; }
     void set_upstream_timing(uint64_t upstream_ns, uint64_t connect_ns,
                              std::string_view server) final {
         request_state_->proxied = true;

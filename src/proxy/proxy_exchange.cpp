@@ -52,6 +52,9 @@ void ProxyExchange::start() {
     request_complete_ = !request.has_body();
     exchange_->set_listener(this);
     attempt();
+    // The body may have been held while the request waited at its
+    // location's checks (http/admission.hpp); it flows now.
+    if (exchange_) exchange_->resume_request_body();
 }
 
 // ---- choosing a server and a connection ----------------------------------

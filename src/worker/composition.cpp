@@ -1,5 +1,7 @@
 #include "worker/composition.hpp"
 
+#include "access/concurrency_limit.hpp"
+#include "access/rate_limit.hpp"
 #include "compress/compression_filter.hpp"
 #include "http/forwarded_client.hpp"
 #include "http/https_redirect.hpp"
@@ -14,8 +16,9 @@
 
 namespace portico::worker {
 
-Composition::Composition(http::ServerContext& server, uint16_t https_port)
-    : mime_(server.config.mime), file_cache_(server.poller) {
+Composition::Composition(http::ServerContext& server, uint16_t https_port,
+                         const access::LimitZones& limits)
+    : mime_(server.config.mime), file_cache_(server.poller), waiting_(server.poller) {
     // First: every later step, handler and log line sees the real client.
     if (!server.config.server.trusted_proxies.empty()) {
         steps_.push_back(
@@ -43,6 +46,12 @@ Composition::Composition(http::ServerContext& server, uint16_t https_port)
             serving.steps.push_back(step.get());
             steps_.push_back(std::move(step));
         };
+        // The checks come first among the handlers: nothing serves a
+        // request they refuse, and one that waits holds its body meanwhile.
+        if (std::vector<http::AdmissionCheck*> checks =
+                admission_checks(server.config, location, limits);
+            !checks.empty())
+            add(std::make_unique<http::AdmissionGate>(waiting_, std::move(checks), serving));
         // nginx's phase order: rewrite, then try_files (precontent).
         if (location.redirect)
             add_step(std::make_unique<rules::RedirectStep>(*location.redirect, location));
@@ -99,6 +108,23 @@ Composition::Composition(http::ServerContext& server, uint16_t https_port)
             }
         }
     }
+}
+
+std::vector<http::AdmissionCheck*> Composition::admission_checks(
+    const config::Config& config, const config::LocationConfig& location,
+    const access::LimitZones& limits) {
+    std::vector<http::AdmissionCheck*> checks;
+    auto add = [&](std::unique_ptr<http::AdmissionCheck> check) {
+        checks.push_back(check.get());
+        checks_.push_back(std::move(check));
+    };
+    // nginx's preaccess phase (limit_req, then limit_conn), then its
+    // access phase (allow/deny, then auth_basic).
+    if (!location.limits.empty())
+        add(std::make_unique<access::RateLimitCheck>(config, location, limits));
+    if (location.max_concurrent)
+        add(std::make_unique<access::ConcurrencyLimitCheck>(location, limits.concurrency_table()));
+    return checks;
 }
 
 Composition::~Composition() = default;

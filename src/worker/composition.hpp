@@ -11,9 +11,11 @@
 #include <memory>
 #include <vector>
 
+#include "access/limit_zones.hpp"
 #include "compress/compressed_cache.hpp"
 #include "compress/encoder_memory.hpp"
 #include "core/buffer_pool.hpp"
+#include "http/admission.hpp"
 #include "http/location_headers.hpp"
 #include "http/server_context.hpp"
 #include "proxy/upstream.hpp"
@@ -32,7 +34,8 @@ public:
     // Fills `server.server_steps` and `server.serving`; `server` must
     // outlive the composition. `https_port`: where redirect_http sends
     // clients (the TLS listener's port, as bound).
-    Composition(http::ServerContext& server, uint16_t https_port);
+    // `limits`: the tables the limits share with the other workers.
+    Composition(http::ServerContext& server, uint16_t https_port, const access::LimitZones& limits);
     ~Composition();
     Composition(const Composition&) = delete;
     Composition& operator=(const Composition&) = delete;
@@ -42,6 +45,12 @@ public:
     std::vector<std::unique_ptr<proxy::Upstream>>& upstreams() { return upstreams_; }
 
 private:
+    // What a location's requests must pass before its content (limits,
+    // access rules, auth), in nginx's order; empty: nothing.
+    std::vector<http::AdmissionCheck*> admission_checks(const config::Config& config,
+                                                        const config::LocationConfig& location,
+                                                        const access::LimitZones& limits);
+
     // What the proxy reads from upstreams: 64 KiB, so a large response takes
     // few read/writev pairs (nginx's proxy_buffers are 8 x 8 KiB).
     core::BufferPool upstream_buffers_{64 * 1024};
@@ -59,7 +68,10 @@ private:
     std::vector<std::unique_ptr<staticfiles::LocationFiles>> location_files_;
     // Only when a location has error_pages; before the filters that use it.
     std::unique_ptr<rules::ErrorPages> error_pages_;
+    // Requests that wait at a location's admission checks (a limit's delay).
+    http::WaitingPool waiting_;
     // Declared last: they refer to the members above.
+    std::vector<std::unique_ptr<http::AdmissionCheck>> checks_;
     std::vector<std::unique_ptr<http::RequestStep>> steps_;
     std::vector<std::unique_ptr<http::Handler>> handlers_;
     std::vector<std::unique_ptr<http::ResponseFilter>> filters_;

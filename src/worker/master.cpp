@@ -175,7 +175,7 @@ bool Master::spawn(unsigned slot) {
         }
         // None of the metrics sockets: a client the master closes must see the close.
         metrics_ = AdminEndpoint();
-        _exit(run_worker(*config_, tls_.get(), slot, mine, *counters_, lease.slot, master,
+        _exit(run_worker(*config_, tls_.get(), slot, mine, *limits_, *counters_, lease.slot, master,
                          ready_write_.get(), handled_signals()));
     }
     int64_t now = monotonic_ms();
@@ -197,6 +197,11 @@ int Master::run() {
     counters_ = metrics::SharedCounters::create(metrics::capacity_for(*config_), error);
     if (!counters_) {
         log::critical("cannot create the shared counters: {}", error);
+        return 1;
+    }
+    limits_ = access::LimitZones::create(*config_, nullptr, error);
+    if (!limits_) {
+        log::critical("cannot map the limits' shared tables: {}", error);
         return 1;
     }
     counters_->register_names(*config_);
@@ -393,6 +398,13 @@ void Master::reload() {
         reload_failed("cannot open the new metrics listener");
         return;
     }
+    std::string error;
+    std::unique_ptr<access::LimitZones> next_limits =
+        access::LimitZones::create(*next, limits_.get(), error);
+    if (!next_limits) {
+        reload_failed("cannot map the limits' shared tables: " + error);
+        return;
+    }
     for (const std::string& name : counters_->register_names(*next))
         log::warn("no room left in the counters for '{}': it is counted from the next restart",
                   name);
@@ -401,6 +413,7 @@ void Master::reload() {
     // share each slot's socket, so no connection finds nobody listening.
     config_ = std::move(next);
     tls_ = std::move(next_tls);
+    limits_ = std::move(next_limits);
     open_error_log(config_->log, "master");
     prepare_for_workers(*config_);
     ++generation_;

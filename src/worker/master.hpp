@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "access/limit_zones.hpp"
 #include "config/config.hpp"
 #include "core/unique_fd.hpp"
 #include "worker/admin_endpoint.hpp"
@@ -86,6 +87,8 @@ private:
     // every worker of the generation accepts.
     bool ready_pending_ = false;
     std::unique_ptr<metrics::SharedCounters> counters_;
+    // The limits' tables, shared with the workers (access/limit_zones.hpp).
+    std::unique_ptr<access::LimitZones> limits_;
     // Made once, before the first fork, and kept across reloads: a reload
     // does not end every client's session.
     std::unique_ptr<tls::TicketKeys> ticket_keys_;

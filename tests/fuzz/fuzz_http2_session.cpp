@@ -100,6 +100,7 @@ struct World {
     portico::config::Config config;
     std::unique_ptr<portico::metrics::SharedCounters> shared;
     std::unique_ptr<portico::http::ServerContext> server;
+    std::unique_ptr<portico::access::LimitZones> limits;
     std::unique_ptr<portico::worker::Composition> composition;
     int client_fd = -1;  // the client's end of the socketpair
     int server_fd = -1;  // what the transport writes to
@@ -177,7 +178,9 @@ cache_control = "public, max-age=60"
         FUZZ_CHECK(uv_loop_init(&loop) == 0);
         server = std::make_unique<portico::http::ServerContext>(
             &loop, config, shared->attach(shared->lease_slot(0).slot, config), 0);
-        composition = std::make_unique<portico::worker::Composition>(*server, 443);
+        limits = portico::access::LimitZones::create(config, nullptr, error);
+        FUZZ_CHECK(limits != nullptr);
+        composition = std::make_unique<portico::worker::Composition>(*server, 443, *limits);
 
         int pair[2];
         FUZZ_CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, pair) == 0);

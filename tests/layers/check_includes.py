@@ -17,6 +17,7 @@ for it, nothing else. `main.cpp` composes everything and is not checked.
     http1     the HTTP/1 codec            http2   the HTTP/2 codec
     compress, static, proxy: filters and handlers, on the Exchange
     rules     redirect, rewrite and error pages: steps and a filter
+    access    limits and access control: admission checks, shared tables
     worker    composes the rest: sites, handlers, filters, pools
     cli       the command line's other commands
 
@@ -44,8 +45,9 @@ BELOW = {
     "static": ["core", "config", "metrics", "http"],
     "proxy": ["core", "config", "transport", "metrics", "http"],
     "rules": ["core", "config", "metrics", "router", "http"],
+    "access": ["core", "config", "metrics", "http"],
     "worker": ["core", "config", "transport", "tls", "metrics", "router", "http", "http1", "http2",
-               "compress", "static", "proxy", "rules"],
+               "compress", "static", "proxy", "rules", "access"],
     "cli": ["core", "config", "metrics"],
 }
 

@@ -137,6 +137,7 @@ public:
     }
     void set_listener(http::ExchangeListener* l) override { listener = l; }
     void resume_request_body() override { ++resumes; }
+    void hold_request_body() override { ++holds; }
     bool output_pending() const override { return pending; }
     void switch_protocols() override { switched = true; }
     void set_upstream_timing(uint64_t upstream, uint64_t connect,
@@ -147,6 +148,7 @@ public:
     }
 
     int resumes = 0;
+    int holds = 0;
     uint64_t upstream_ns = 0;
     uint64_t connect_ns = 0;
     std::string upstream_server;

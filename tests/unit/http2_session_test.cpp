@@ -54,6 +54,7 @@ struct Worker {
     config::Config config;
     std::unique_ptr<test::TestWorker> worker;
     std::unique_ptr<http::ServerContext> server;
+    std::unique_ptr<portico::access::LimitZones> limits;
     std::unique_ptr<portico::worker::Composition> composition;  // the /hello handler
 };
 
@@ -76,7 +77,10 @@ std::unique_ptr<Worker> make_worker(const Limits& limits) {
     made->worker = std::make_unique<test::TestWorker>(made->config);
     made->server = std::make_unique<http::ServerContext>(made->worker->loop(), made->config,
                                                          made->worker->counters(), 0);
-    made->composition = std::make_unique<portico::worker::Composition>(*made->server, 443);
+    std::string error;
+    made->limits = portico::access::LimitZones::create(made->config, nullptr, error);
+    made->composition =
+        std::make_unique<portico::worker::Composition>(*made->server, 443, *made->limits);
     return made;
 }
 

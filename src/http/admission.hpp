@@ -1,0 +1,142 @@
+// What a request must pass between its routing and its location's content
+// when passing can take time (nginx's preaccess and access phases): a rate
+// limit that makes it wait its turn, a password hash computed off the loop.
+// The checks are one handler in front of the location's others (the gate),
+// so both codecs run them the same way and a location without checks has
+// no gate at all.
+//
+// A check answers at once (pass, or refused with a response written) or
+// asks the request to wait. Only then is a Waiting taken from the worker's
+// pool: the request's body is held meanwhile (Exchange::hold_request_body:
+// the client is not read, nothing is lost), and the Waiting hears the
+// client leave. Once the checks are done the body flows again: before the
+// content when the request is complete already, else when the handler
+// that takes it listens (a handler that listens resumes the body once it
+// does; one that answers lets the codec drop the rest after its response).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "core/lazy_timer.hpp"
+#include "http/exchange.hpp"
+#include "http/server_context.hpp"
+
+namespace portico::core {
+class IoPoller;
+}
+
+namespace portico::http {
+
+class Waiting;
+class WaitingPool;
+
+// One condition, checked on the request's exchange. `wait` is either a
+// delay (wait_ms set: the gate goes on by itself after it) or work the
+// check started with the Waiting it asked for (admission.hold()), which it
+// ends with Waiting::pass() or Waiting::answer().
+class Admission {
+public:
+    // The request waits `ms`, then goes on with the next check.
+    void wait_ms(uint64_t ms) { wait_ms_ = ms; }
+    // The request waits until the check calls pass() or answer() on the
+    // result (from the loop, never from another thread).
+    Waiting& hold();
+
+private:
+    friend class AdmissionGate;
+    Admission(WaitingPool& pool, Waiting* waiting) : pool_(pool), held_(waiting) {}
+    WaitingPool& pool_;
+    Waiting* held_;  // the request's Waiting, once it has one
+    bool hold_asked_ = false;
+    uint64_t wait_ms_ = 0;
+};
+
+class AdmissionCheck {
+public:
+    enum class Verdict : uint8_t {
+        pass,      // on with the next check, then the content
+        answered,  // refused: the check wrote the response on the exchange
+        wait,      // admission.wait_ms() or admission.hold() was called
+    };
+    virtual ~AdmissionCheck() = default;
+    virtual Verdict check(Exchange& exchange, Admission& admission) = 0;
+};
+
+// The location's first handler: its checks in order, then the location's
+// other handlers (those after it in `serving`, tried in order as
+// serve_location does).
+class AdmissionGate final : public Handler {
+public:
+    AdmissionGate(WaitingPool& pool, std::vector<AdmissionCheck*> checks,
+                  const LocationServing& serving);
+    bool serve(Exchange& exchange) override;
+
+private:
+    friend class Waiting;
+    // Runs the checks from `next` on, then the content once all have
+    // passed. `waiting`: the request's Waiting, if it waited before.
+    void run_from(size_t next, Exchange& exchange, Waiting* waiting);
+    void serve_content(Exchange& exchange) const;
+
+    WaitingPool& pool_;
+    std::vector<AdmissionCheck*> checks_;
+    const LocationServing& serving_;  // its handlers: this gate first
+};
+
+// A request between its checks. Back to its pool once the request goes
+// on, is refused, or its client leaves, and the check holding it (if any)
+// has let go.
+class Waiting final : private ExchangeListener {
+public:
+    Exchange& exchange() { return *exchange_; }
+    bool client_gone() const { return gone_; }
+    // From a check that held it: the request passed this check. Nothing
+    // happens if the client left meanwhile.
+    void pass();
+    // From a check that held it: the request is refused. Returns the
+    // exchange to answer on, or nullptr when the client left (nothing to
+    // answer). The Waiting is done; the codec drops the held body once the
+    // response is out.
+    Exchange* answer();
+
+private:
+    friend class WaitingPool;
+    friend class AdmissionGate;
+    friend class Admission;
+    static void on_timer(void* waiting);
+
+    // ExchangeListener: the client, while the request waits. Its body is
+    // held meanwhile, so only its leaving is heard.
+    bool on_request_body(std::string_view) override { return false; }
+    void on_request_complete() override {}
+    void on_output_drained() override {}
+    void on_client_gone() override;
+
+    void done();
+
+    WaitingPool* pool_ = nullptr;
+    AdmissionGate* gate_ = nullptr;
+    Exchange* exchange_ = nullptr;
+    size_t next_check_ = 0;
+    core::LazyTimer timer_;
+    bool gone_ = false;
+    bool held_ = false;  // by a check, until pass() or answer()
+};
+
+// A worker's Waitings, reused (their timers and body buffers with them).
+class WaitingPool {
+public:
+    explicit WaitingPool(core::IoPoller& poller) : poller_(poller) {}
+    ~WaitingPool();
+    Waiting& acquire();
+    void release(Waiting& waiting);
+
+private:
+    core::IoPoller& poller_;
+    std::vector<std::unique_ptr<Waiting>> all_;
+    std::vector<Waiting*> free_;
+};
+
+}  // namespace portico::http
