@@ -40,6 +40,15 @@ public:
     static KeyTable* create(void* memory, size_t bytes, uint64_t seed);
 
     uint64_t hash(std::string_view key) const;
+    // A key of at most 64 bits (an IPv4 address with its family): mixed
+    // with the seed by a bijection, so two such keys never share an entry.
+    uint64_t hash(uint64_t key) const {
+        // splitmix64's finalizer: every step is invertible.
+        uint64_t x = key ^ seed_;
+        x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+        x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+        return x ^ (x >> 31);
+    }
     core::SharedMutex& mutex() { return mutex_; }
 
     // The entry of `key`, made the most recently seen; nullptr when absent.

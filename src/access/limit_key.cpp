@@ -13,23 +13,13 @@ LimitKey::LimitKey(const config::Template& key)
       client_address_(key.parts.size() == 1 &&
                       key.parts[0].variable == config::Variable::remote_addr) {}
 
-bool LimitKey::hash(const KeyTable& table, const http::Exchange& exchange, uint64_t& out) {
+bool LimitKey::hash_other(const KeyTable& table, const http::Exchange& exchange, uint64_t& out) {
     if (client_address_) {
         const http::PeerAddress& client = exchange.client_address();
-        // The family's tag first: an IPv4 address and the IPv6 one with
-        // the same leading bytes are different keys.
         char bytes[17];
-        size_t size = 0;
-        if (client.any.sa_family == AF_INET6) {
-            bytes[0] = 6;
-            std::memcpy(bytes + 1, &client.v6.sin6_addr, 16);
-            size = 17;
-        } else {
-            bytes[0] = 4;
-            std::memcpy(bytes + 1, &client.v4.sin_addr, 4);
-            size = 5;
-        }
-        out = table.hash({bytes, size});
+        bytes[0] = 6;
+        std::memcpy(bytes + 1, &client.v6.sin6_addr, 16);
+        out = table.hash(std::string_view(bytes, sizeof bytes));
         return true;
     }
     scratch_.clear();

@@ -14,13 +14,13 @@ namespace {
 
 // Longer than this apart counts as this long: any bucket has drained by
 // then, and the product below stays within 64 bits.
-constexpr uint64_t longest_gap_us = 3'600'000'000;
+constexpr uint64_t longest_gap_ms = 3'600'000;
 
 }  // namespace
 
-uint64_t LeakyBucket::excess_now(uint64_t stored_excess, uint64_t last_us, uint64_t now_us) const {
-    uint64_t gap_us = now_us > last_us ? std::min(now_us - last_us, longest_gap_us) : 0;
-    uint64_t drained = rate_milli * gap_us / 1'000'000;
+uint64_t LeakyBucket::excess_now(uint64_t stored_excess, uint64_t last_ms, uint64_t now_ms) const {
+    uint64_t gap_ms = now_ms > last_ms ? std::min(now_ms - last_ms, longest_gap_ms) : 0;
+    uint64_t drained = rate_milli * gap_ms / 1000;
     // nginx's order: the request's 1000 added before the drain is taken
     // off, so requests that come exactly at the rate keep the excess at 0.
     uint64_t with_request = stored_excess + 1000;
@@ -32,9 +32,9 @@ uint64_t LeakyBucket::wait_ms(uint64_t excess) const {
     return (excess - delay_milli) * 1000 / rate_milli;
 }
 
-RateLimitCheck::RateLimitCheck(const config::Config& config,
-                               const config::LocationConfig& location, const LimitZones& zones)
-    : location_(location) {
+RateLimitCheck::RateLimitCheck(const config::Config& config, const config::LocationConfig& location,
+                               const LimitZones& zones, uv_loop_t* loop)
+    : location_(location), loop_(loop) {
     for (size_t index : location.limits) {
         const config::LimitConfig& limit = config.limits[index];
         limits_.push_back(std::make_unique<Limit>(Limit{
@@ -47,7 +47,7 @@ RateLimitCheck::RateLimitCheck(const config::Config& config,
     }
 }
 
-bool RateLimitCheck::admit(Limit& limit, uint64_t key, bool count, uint64_t now_us,
+bool RateLimitCheck::admit(Limit& limit, uint64_t key, bool count, uint64_t now_ms,
                            uint64_t& excess, bool& log_refusal) {
     TableLock lock(limit.table);
     KeyEntry* entry = nullptr;
@@ -56,16 +56,18 @@ bool RateLimitCheck::admit(Limit& limit, uint64_t key, bool count, uint64_t now_
         entry = limit.table.find_or_add(key, true, added);
     else entry = limit.table.find(key);
     // A key not seen lately starts with nothing in its bucket.
-    excess = entry == nullptr || added ? 0 : limit.bucket.excess_now(entry->first, entry->second, now_us);
-    if (excess > limit.bucket.burst_milli) {
-        auto second = static_cast<uint32_t>(now_us / 1'000'000);
+    excess = entry == nullptr || added
+                 ? 0
+                 : limit.bucket.excess_now(entry->first, entry->second, now_ms);
+    if (excess > limit.bucket.burst_milli) [[unlikely]] {
+        auto second = static_cast<uint32_t>(now_ms / 1000);
         log_refusal = entry->unused != second;
         entry->unused = second;
         return false;
     }
     if (count) {
         entry->first = excess;
-        entry->second = now_us;
+        entry->second = now_ms;
     }
     return true;
 }
@@ -75,7 +77,7 @@ http::AdmissionCheck::Verdict RateLimitCheck::check(http::Exchange& exchange,
     const http::Request& request = exchange.request();
     if (request.limits_counted) return Verdict::pass;
     request.limits_counted = true;
-    uint64_t now_us = uv_hrtime() / 1000;
+    uint64_t now_ms = uv_now(loop_);
     uint64_t wait_ms = 0;
     bool log_refusal = false;
     uint64_t excess = 0;
@@ -83,7 +85,7 @@ http::AdmissionCheck::Verdict RateLimitCheck::check(http::Exchange& exchange,
         Limit& limit = *limits_[0];
         uint64_t key = 0;
         if (!limit.key.hash(limit.table, exchange, key)) return Verdict::pass;
-        if (!admit(limit, key, true, now_us, excess, log_refusal))
+        if (!admit(limit, key, true, now_ms, excess, log_refusal))
             return refuse(limit, exchange, log_refusal);
         wait_ms = limit.bucket.wait_ms(excess);
     } else {
@@ -92,7 +94,7 @@ http::AdmissionCheck::Verdict RateLimitCheck::check(http::Exchange& exchange,
         for (size_t i = 0; i < limits_.size(); ++i) {
             Limit& limit = *limits_[i];
             limit.counted = limit.key.hash(limit.table, exchange, limit.hash);
-            if (limit.counted && !admit(limit, limit.hash, false, now_us, excess, log_refusal))
+            if (limit.counted && !admit(limit, limit.hash, false, now_ms, excess, log_refusal))
                 return refuse(limit, exchange, log_refusal);
         }
         for (size_t i = 0; i < limits_.size(); ++i) {
@@ -100,7 +102,7 @@ http::AdmissionCheck::Verdict RateLimitCheck::check(http::Exchange& exchange,
             // Another worker may have counted the key in between: its
             // answer then is this one's, but the request is not refused
             // after the others let it through.
-            if (admit(*limits_[i], limits_[i]->hash, true, now_us, excess, log_refusal))
+            if (admit(*limits_[i], limits_[i]->hash, true, now_ms, excess, log_refusal))
                 wait_ms = std::max(wait_ms, limits_[i]->bucket.wait_ms(excess));
         }
     }

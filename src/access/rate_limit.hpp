@@ -11,6 +11,8 @@
 // none when one refuses it (nginx).
 #pragma once
 
+#include <uv.h>
+
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -23,15 +25,15 @@
 namespace portico::access {
 
 // The arithmetic of one key's bucket, in thousandths of a request and
-// microseconds (KeyEntry: first = excess, second = when it was last
-// counted), apart from the table for its tests.
+// milliseconds of the loop's clock (KeyEntry: first = excess, second = when
+// it was last counted), as nginx counts; apart from the table for its tests.
 struct LeakyBucket {
     uint64_t rate_milli;  // requests per second x 1000
     uint64_t burst_milli;
     uint64_t delay_milli;
     // The key's excess with this request added, from its stored excess
     // and the time since; > burst_milli: refused.
-    uint64_t excess_now(uint64_t stored_excess, uint64_t last_us, uint64_t now_us) const;
+    uint64_t excess_now(uint64_t stored_excess, uint64_t last_ms, uint64_t now_ms) const;
     // How long a request that brought the excess to `excess` waits, in ms.
     uint64_t wait_ms(uint64_t excess) const;
 };
@@ -40,8 +42,10 @@ class LimitZones;
 
 class RateLimitCheck final : public http::AdmissionCheck {
 public:
+    // `loop`: whose clock the buckets drain by (the time of its current
+    // iteration, as nginx's; CLOCK_MONOTONIC, so the same in every worker).
     RateLimitCheck(const config::Config& config, const config::LocationConfig& location,
-                   const LimitZones& zones);
+                   const LimitZones& zones, uv_loop_t* loop);
     Verdict check(http::Exchange& exchange, http::Admission& admission) override;
 
 private:
@@ -57,11 +61,12 @@ private:
     // One limit's verdict for `key`: the excess it would have, counted
     // (stored) when `count`. Fills `log_refusal` when refused and the key
     // was not logged in the last second.
-    bool admit(Limit& limit, uint64_t key, bool count, uint64_t now_us, uint64_t& excess,
+    bool admit(Limit& limit, uint64_t key, bool count, uint64_t now_ms, uint64_t& excess,
                bool& log_refusal);
     Verdict refuse(Limit& limit, http::Exchange& exchange, bool log_refusal);
 
     const config::LocationConfig& location_;
+    uv_loop_t* loop_;
     std::vector<std::unique_ptr<Limit>> limits_;
 };
 

@@ -1,6 +1,10 @@
 #include "core/shared_memory.hpp"
 
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -20,17 +24,47 @@ SharedMemory::~SharedMemory() {
     munmap(data_, size_);
 }
 
-void SharedMutex::init() {
-    pthread_mutexattr_t attributes;
-    pthread_mutexattr_init(&attributes);
-    pthread_mutexattr_setpshared(&attributes, PTHREAD_PROCESS_SHARED);
-    pthread_mutexattr_setrobust(&attributes, PTHREAD_MUTEX_ROBUST);
-    pthread_mutex_init(&mutex_, &attributes);
-    pthread_mutexattr_destroy(&attributes);
+namespace {
+
+// This process's pid, forgotten in a forked child, which reads its own.
+pid_t cached_pid = 0;
+
+void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
 }
 
-void SharedMutex::lock() {
-    if (pthread_mutex_lock(&mutex_) == EOWNERDEAD) pthread_mutex_consistent(&mutex_);
+}  // namespace
+
+pid_t SharedMutex::self() {
+    if (cached_pid == 0) [[unlikely]] {
+        static bool registered = pthread_atfork(nullptr, nullptr, [] { cached_pid = 0; }) == 0;
+        (void)registered;
+        cached_pid = getpid();
+    }
+    return cached_pid;
+}
+
+void SharedMutex::lock_contended() {
+    pid_t me = self();
+    for (unsigned round = 0;; ++round) {
+        pid_t owner = owner_.load(std::memory_order_relaxed);
+        if (owner == 0) {
+            if (owner_.compare_exchange_weak(owner, me, std::memory_order_acquire)) return;
+            continue;
+        }
+        // The owner died holding it (kill(2) finds no such process): ours.
+        if (round % 64 == 63 && kill(owner, 0) != 0 && errno == ESRCH) {
+            if (owner_.compare_exchange_strong(owner, me, std::memory_order_acquire)) return;
+            continue;
+        }
+        if (round < 32) {
+            for (int i = 0; i < 64; ++i) cpu_relax();
+        } else {
+            sched_yield();
+        }
+    }
 }
 
 }  // namespace portico::core

@@ -48,8 +48,7 @@ Composition::Composition(http::ServerContext& server, uint16_t https_port,
         };
         // The checks come first among the handlers: nothing serves a
         // request they refuse, and one that waits holds its body meanwhile.
-        if (std::vector<http::AdmissionCheck*> checks =
-                admission_checks(server.config, location, limits);
+        if (std::vector<http::AdmissionCheck*> checks = admission_checks(server, location, limits);
             !checks.empty())
             add(std::make_unique<http::AdmissionGate>(waiting_, std::move(checks), serving));
         // nginx's phase order: rewrite, then try_files (precontent).
@@ -111,7 +110,7 @@ Composition::Composition(http::ServerContext& server, uint16_t https_port,
 }
 
 std::vector<http::AdmissionCheck*> Composition::admission_checks(
-    const config::Config& config, const config::LocationConfig& location,
+    http::ServerContext& server, const config::LocationConfig& location,
     const access::LimitZones& limits) {
     std::vector<http::AdmissionCheck*> checks;
     auto add = [&](std::unique_ptr<http::AdmissionCheck> check) {
@@ -121,7 +120,7 @@ std::vector<http::AdmissionCheck*> Composition::admission_checks(
     // nginx's preaccess phase (limit_req, then limit_conn), then its
     // access phase (allow/deny, then auth_basic).
     if (!location.limits.empty())
-        add(std::make_unique<access::RateLimitCheck>(config, location, limits));
+        add(std::make_unique<access::RateLimitCheck>(server.config, location, limits, server.loop));
     if (location.max_concurrent)
         add(std::make_unique<access::ConcurrencyLimitCheck>(location, limits.concurrency_table()));
     return checks;

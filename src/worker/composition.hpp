@@ -47,7 +47,7 @@ public:
 private:
     // What a location's requests must pass before its content (limits,
     // access rules, auth), in nginx's order; empty: nothing.
-    std::vector<http::AdmissionCheck*> admission_checks(const config::Config& config,
+    std::vector<http::AdmissionCheck*> admission_checks(http::ServerContext& server,
                                                         const config::LocationConfig& location,
                                                         const access::LimitZones& limits);
 

@@ -37,8 +37,9 @@ const TempDir& site() {
 }
 
 std::string static_config(const std::string& limit, const std::string& location) {
-    return "[server]\nlisten = [\"{listen}\"]\nworkers = 2\n\n[http2]\ncleartext = true\n\n[limit.per_key]\n" + limit +
-           "\n[[location]]\nprefix = \"/\"\nroot = \"" + site().path() + "\"\n" + location;
+    return "[server]\nlisten = [\"{listen}\"]\nworkers = 2\n\n[http2]\ncleartext = "
+           "true\n\n[limit.per_key]\n" +
+           limit + "\n[[location]]\nprefix = \"/\"\nroot = \"" + site().path() + "\"\n" + location;
 }
 
 struct StaticServer {
@@ -65,7 +66,8 @@ std::vector<Outcome> concurrent_requests(uint16_t port, int count, const std::st
             auto start = Clock::now();
             std::optional<Response> response = proxy_fetch(port, request, 10s);
             Outcome outcome;
-            outcome.took = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start);
+            outcome.took =
+                std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start);
             if (response) {
                 outcome.status = response->status;
                 outcome.body = response->body;
@@ -90,8 +92,9 @@ TEST_CASE("a rate limit holds across two workers together: 10r/s with burst 5 ov
           "[limits]") {
     // delay = burst (nginx's nodelay): the burst passes at once, the rest
     // is refused, so a fast client sees every answer at once.
-    StaticServer server(static_config(
-        "key = \"$remote_addr\"\nrate = \"10r/s\"\nburst = 5\ndelay = 5\n", "limit = [\"per_key\"]\n"));
+    StaticServer server(
+        static_config("key = \"$remote_addr\"\nrate = \"10r/s\"\nburst = 5\ndelay = 5\n",
+                      "limit = [\"per_key\"]\n"));
     uint16_t port = server.portico.port();
     REQUIRE(status_of(port, "/index.html") == 200);  // the first: the bucket starts empty
     int passed = 1;
@@ -103,9 +106,12 @@ TEST_CASE("a rate limit holds across two workers together: 10r/s with burst 5 ov
     // about twice as many through.
     while (Clock::now() < end) {
         int status = status_of(port, "/index.html");
-        if (status == 200) ++passed;
-        else if (status == 429) ++refused;
-        else ++other;
+        if (status == 200)
+            ++passed;
+        else if (status == 429)
+            ++refused;
+        else
+            ++other;
         std::this_thread::sleep_for(2ms);
     }
     INFO("passed " << passed << ", refused " << refused << ", other " << other);
@@ -118,7 +124,8 @@ TEST_CASE("a rate limit holds across two workers together: 10r/s with burst 5 ov
     // Logged once a second per key, not per refusal.
     CHECK(server.portico.log().find("refused a request") != std::string::npos);
     size_t lines = 0;
-    for (size_t at = 0; (at = server.portico.log().find("refused a request", at)) != std::string::npos; ++at)
+    for (size_t at = 0;
+         (at = server.portico.log().find("refused a request", at)) != std::string::npos; ++at)
         ++lines;
     CHECK(lines <= 13);
 }
@@ -129,8 +136,7 @@ TEST_CASE("requests of the burst wait their turn at the rate, beyond it they are
                                       "limit = [\"per_key\"]\n"));
     uint16_t port = server.portico.port();
     SECTION("HTTP/1.1") {
-        std::vector<Outcome> outcomes =
-            concurrent_requests(port, 5, get_request("/index.html"));
+        std::vector<Outcome> outcomes = concurrent_requests(port, 5, get_request("/index.html"));
         CHECK(count_status(outcomes, 200) == 4);
         CHECK(count_status(outcomes, 429) == 1);
         std::chrono::milliseconds slowest{};
@@ -165,10 +171,9 @@ TEST_CASE("requests of the burst wait their turn at the rate, beyond it they are
     CHECK(status_of(port, "/index.html") == 200);
 }
 
-TEST_CASE("keys are counted apart, and a key that expands to nothing is not counted",
-          "[limits]") {
-    StaticServer server(static_config("key = \"$http_x_user\"\nrate = \"1r/m\"\n",
-                                      "limit = [\"per_key\"]\n"));
+TEST_CASE("keys are counted apart, and a key that expands to nothing is not counted", "[limits]") {
+    StaticServer server(
+        static_config("key = \"$http_x_user\"\nrate = \"1r/m\"\n", "limit = [\"per_key\"]\n"));
     uint16_t port = server.portico.port();
     CHECK(status_of(port, "/index.html", "X-User: alice\r\n") == 200);
     CHECK(status_of(port, "/index.html", "X-User: alice\r\n") == 429);
@@ -179,14 +184,17 @@ TEST_CASE("keys are counted apart, and a key that expands to nothing is not coun
 
 TEST_CASE("a request that waits for its turn keeps its body for the upstream", "[limits]") {
     UpstreamServer upstream([](const ReceivedRequest& request) {
-        return Reply::text(200, std::to_string(request.body.size()) + " " +
-                                    std::to_string(request.body == random_bytes(request.body.size(), 7)));
+        return Reply::text(
+            200, std::to_string(request.body.size()) + " " +
+                     std::to_string(request.body == random_bytes(request.body.size(), 7)));
     });
-    Portico portico("[server]\nlisten = [\"{listen}\"]\nworkers = 1\n\n[http2]\ncleartext = true\n\n[limit.per_key]\n"
-                    "key = \"$remote_addr\"\nrate = \"20r/s\"\nburst = 4\n\n"
-                    "[upstream.app]\nservers = [\"" +
-                    upstream.address() +
-                    "\"]\n\n[[location]]\nprefix = \"/\"\nproxy = \"app\"\nlimit = [\"per_key\"]\n");
+    Portico portico(
+        "[server]\nlisten = [\"{listen}\"]\nworkers = 1\n\n[http2]\ncleartext = "
+        "true\n\n[limit.per_key]\n"
+        "key = \"$remote_addr\"\nrate = \"20r/s\"\nburst = 4\n\n"
+        "[upstream.app]\nservers = [\"" +
+        upstream.address() +
+        "\"]\n\n[[location]]\nprefix = \"/\"\nproxy = \"app\"\nlimit = [\"per_key\"]\n");
     std::string body = random_bytes(200'000, 7);
     SECTION("HTTP/1.1") {
         std::string request = "POST /upload HTTP/1.1\r\nHost: a.test\r\nContent-Length: " +
@@ -215,12 +223,14 @@ TEST_CASE("a request that waits for its turn keeps its body for the upstream", "
 
 TEST_CASE("max_concurrent is exact across workers, and a slot comes back however a request ends",
           "[limits]") {
-    UpstreamServer upstream([](const ReceivedRequest&) { return Reply::text(200, "slow").delayed(600ms); });
-    Portico portico("[server]\nlisten = [\"{listen}\"]\nworkers = 2\n\n[http2]\ncleartext = true\n\n"
-                    "[upstream.app]\nservers = [\"" +
-                    upstream.address() +
-                    "\"]\n\n[[location]]\nprefix = \"/\"\nproxy = \"app\"\n"
-                    "max_concurrent = { key = \"$remote_addr\", count = 3 }\n");
+    UpstreamServer upstream(
+        [](const ReceivedRequest&) { return Reply::text(200, "slow").delayed(600ms); });
+    Portico portico(
+        "[server]\nlisten = [\"{listen}\"]\nworkers = 2\n\n[http2]\ncleartext = true\n\n"
+        "[upstream.app]\nservers = [\"" +
+        upstream.address() +
+        "\"]\n\n[[location]]\nprefix = \"/\"\nproxy = \"app\"\n"
+        "max_concurrent = { key = \"$remote_addr\", count = 3 }\n");
     uint16_t port = portico.port();
     std::string request = get_request("/slow");
     SECTION("HTTP/1.1, connections spread over both workers") {
@@ -262,18 +272,19 @@ TEST_CASE("max_concurrent is exact across workers, and a slot comes back however
         CHECK(count_status(outcomes, 429) == 1);
     }
     SECTION("an upstream that fails gives the slot back") {
-        upstream.set_behaviour([](const ReceivedRequest&) { return Reply::raw("", Reply::Then::close); });
+        upstream.set_behaviour(
+            [](const ReceivedRequest&) { return Reply::raw("", Reply::Then::close); });
         for (int i = 0; i < 5; ++i) CHECK(status_of(port, "/slow") == 502);
-        upstream.set_behaviour([](const ReceivedRequest&) { return Reply::text(200, "slow").delayed(600ms); });
+        upstream.set_behaviour(
+            [](const ReceivedRequest&) { return Reply::text(200, "slow").delayed(600ms); });
         std::vector<Outcome> outcomes = concurrent_requests(port, 4, request);
         CHECK(count_status(outcomes, 200) == 3);
     }
 }
 
-TEST_CASE("a reload keeps an unchanged limit's keys, and starts a changed one afresh",
-          "[limits]") {
-    std::string config = static_config("key = \"$remote_addr\"\nrate = \"1r/m\"\n",
-                                       "limit = [\"per_key\"]\n");
+TEST_CASE("a reload keeps an unchanged limit's keys, and starts a changed one afresh", "[limits]") {
+    std::string config =
+        static_config("key = \"$remote_addr\"\nrate = \"1r/m\"\n", "limit = [\"per_key\"]\n");
     StaticServer server(config);
     uint16_t port = server.portico.port();
     REQUIRE(status_of(port, "/index.html") == 200);
@@ -282,8 +293,8 @@ TEST_CASE("a reload keeps an unchanged limit's keys, and starts a changed one af
     REQUIRE(server.portico.wait_for_log("reloaded"));
     std::this_thread::sleep_for(200ms);
     CHECK(status_of(port, "/index.html") == 429);
-    server.portico.rewrite_config(static_config("key = \"$remote_addr\"\nrate = \"2r/m\"\n",
-                                                "limit = [\"per_key\"]\n"));
+    server.portico.rewrite_config(
+        static_config("key = \"$remote_addr\"\nrate = \"2r/m\"\n", "limit = [\"per_key\"]\n"));
     server.portico.signal(SIGHUP);
     REQUIRE(server.portico.wait_for_log("reloaded", 2));
     std::this_thread::sleep_for(200ms);

@@ -61,12 +61,12 @@ TEST_CASE("a full key table gives up its least recently seen key", "[access][lim
 TEST_CASE("the leaky bucket counts as nginx's limit_req", "[access][limits]") {
     // rate=10r/s burst=5 delay=2
     LeakyBucket bucket{.rate_milli = 10'000, .burst_milli = 5'000, .delay_milli = 2'000};
-    // Requests exactly at the rate keep the excess at 0.
-    CHECK(bucket.excess_now(0, 0, 100'000) == 0);
+    // Requests exactly at the rate keep the excess at 0 (times in ms).
+    CHECK(bucket.excess_now(0, 0, 100) == 0);
     // One at once after another: one over.
-    CHECK(bucket.excess_now(0, 1'000'000, 1'000'000) == 1'000);
+    CHECK(bucket.excess_now(0, 1'000, 1'000) == 1'000);
     // Half the interval later: half drained.
-    CHECK(bucket.excess_now(3'000, 0, 50'000) == 3'500);
+    CHECK(bucket.excess_now(3'000, 0, 50) == 3'500);
     // A long pause drains everything, however long.
     CHECK(bucket.excess_now(5'000, 0, 3'600'000'000'000) == 0);
     // A clock that went back drains nothing.

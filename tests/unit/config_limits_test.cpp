@@ -15,8 +15,8 @@ namespace {
 constexpr const char* fake_path = "/nonexistent-portico-conf/portico.toml";
 
 // Line 1-2 [server], line 4 [limit.per_ip], its keys from line 5.
-#define LIMIT(keys, location)                                                                   \
-    "[server]\nlisten = [\"127.0.0.1:0\"]\n\n[limit.per_ip]\n" keys                              \
+#define LIMIT(keys, location)                                       \
+    "[server]\nlisten = [\"127.0.0.1:0\"]\n\n[limit.per_ip]\n" keys \
     "\n[[location]]\nprefix = \"/\"\nroot = \"/\"\n" location
 
 const BrokenConfig broken_limits[] = {
@@ -38,10 +38,12 @@ const BrokenConfig broken_limits[] = {
      "5:8", "unknown variable '$remote_address'"},
     {"an empty key", LIMIT("key = \"\"\nrate = \"1r/s\"\n", ""), "5:7", "limit.per_ip.key"},
     {"no key", LIMIT("rate = \"1r/s\"\n", ""), "4:1", "limit.per_ip.key: missing"},
-    {"a status that is not an error", LIMIT("key = \"$remote_addr\"\nrate = \"1r/s\"\nstatus = 200\n", ""),
-     "7:10", "limit.per_ip.status: expected a status from 400 to 599"},
-    {"a zone too small", LIMIT("key = \"$remote_addr\"\nrate = \"1r/s\"\nzone_size = \"1KiB\"\n", ""),
-     "7:13", "limit.per_ip.zone_size"},
+    {"a status that is not an error",
+     LIMIT("key = \"$remote_addr\"\nrate = \"1r/s\"\nstatus = 200\n", ""), "7:10",
+     "limit.per_ip.status: expected a status from 400 to 599"},
+    {"a zone too small",
+     LIMIT("key = \"$remote_addr\"\nrate = \"1r/s\"\nzone_size = \"1KiB\"\n", ""), "7:13",
+     "limit.per_ip.zone_size"},
     {"an unknown key", LIMIT("key = \"$remote_addr\"\nrate = \"1r/s\"\nnodelay = true\n", ""),
      "7:1", "unknown key 'nodelay'"},
     {"a location naming no limit of the file",
@@ -57,7 +59,8 @@ const BrokenConfig broken_limits[] = {
            "max_concurrent = { key = \"$remote_addr\", count = 0 }\n"),
      "11:50", "max_concurrent.count: expected a count of requests from 1 to 1000000"},
     {"max_concurrent without count",
-     LIMIT("key = \"$remote_addr\"\nrate = \"1r/s\"\n", "max_concurrent = { key = \"$remote_addr\" }\n"),
+     LIMIT("key = \"$remote_addr\"\nrate = \"1r/s\"\n",
+           "max_concurrent = { key = \"$remote_addr\" }\n"),
      "11:18", "max_concurrent.count: missing"},
     {"max_concurrent with an unknown variable",
      LIMIT("key = \"$remote_addr\"\nrate = \"1r/s\"\n",
@@ -73,11 +76,12 @@ TEST_CASE("limits: each broken limit or max_concurrent is reported at its place"
 }
 
 TEST_CASE("limits: a good config loads with nginx's units", "[config][limits]") {
-    auto result = parse_config(LIMIT("key = \"$http_x_user\"\nrate = \"30r/m\"\nburst = 4\ndelay = 2\n"
-                                     "status = 503\nzone_size = \"1MiB\"\n",
-                                     "limit = [\"per_ip\"]\nmax_concurrent = { key = "
-                                     "\"$remote_addr\", count = 3, status = 503 }\n"),
-                               fake_path);
+    auto result =
+        parse_config(LIMIT("key = \"$http_x_user\"\nrate = \"30r/m\"\nburst = 4\ndelay = 2\n"
+                           "status = 503\nzone_size = \"1MiB\"\n",
+                           "limit = [\"per_ip\"]\nmax_concurrent = { key = "
+                           "\"$remote_addr\", count = 3, status = 503 }\n"),
+                     fake_path);
     INFO(portico::test::all_messages(result));
     REQUIRE(result.config);
     const auto& limit = result.config->limits.at(0);
