@@ -3,10 +3,15 @@
 // nginx's numbers.
 #include <catch2/catch.hpp>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <string>
 #include <vector>
 
 #include "access/key_table.hpp"
 #include "access/rate_limit.hpp"
+#include "core/shared_memory.hpp"
 
 using portico::access::KeyEntry;
 using portico::access::KeyTable;
@@ -75,6 +80,27 @@ TEST_CASE("the leaky bucket counts as nginx's limit_req", "[access][limits]") {
     CHECK(bucket.wait_ms(2'000) == 0);
     CHECK(bucket.wait_ms(3'000) == 100);
     CHECK(bucket.wait_ms(5'000) == 300);
+}
+
+TEST_CASE("a shared lock whose owner died is taken over, not waited for forever",
+          "[access][limits]") {
+    std::string error;
+    auto memory = portico::core::SharedMemory::map(4096, error);
+    REQUIRE(memory);
+    auto* mutex = new (memory->data()) portico::core::SharedMutex();
+    mutex->init();
+    pid_t child = fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+        mutex->lock();  // and dies holding it, as a killed worker would
+        _exit(0);
+    }
+    int status = 0;
+    REQUIRE(waitpid(child, &status, 0) == child);
+    mutex->lock();  // returns: the dead owner's lock is ours now
+    mutex->unlock();
+    mutex->lock();
+    mutex->unlock();
 }
 
 }  // namespace access_limits_test
