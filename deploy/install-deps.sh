@@ -11,6 +11,7 @@ packages=(
   libtomlplusplus-dev # the config file
   libspdlog-dev       # error and access logs
   libre2-dev          # regex locations, linear time
+  libxxhash-dev       # XXH3: the keys of the limits' shared tables
   nlohmann-json3-dev  # `portico stats` reads /stats; JSON access log tests parse lines
   libssl-dev          # TLS termination: OpenSSL 3 (TLS 1.2/1.3, tickets, ALPN, SNI)
   libnghttp2-dev      # HTTP/2: framing, HPACK, flow control and the flood limits (rapid reset, CONTINUATION)
