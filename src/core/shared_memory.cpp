@@ -26,9 +26,6 @@ SharedMemory::~SharedMemory() {
 
 namespace {
 
-// This process's pid, forgotten in a forked child, which reads its own.
-pid_t cached_pid = 0;
-
 void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_ia32_pause();
@@ -37,13 +34,10 @@ void cpu_relax() {
 
 }  // namespace
 
-pid_t SharedMutex::self() {
-    if (cached_pid == 0) [[unlikely]] {
-        static bool registered = pthread_atfork(nullptr, nullptr, [] { cached_pid = 0; }) == 0;
-        (void)registered;
-        cached_pid = getpid();
-    }
-    return cached_pid;
+pid_t SharedMutex::read_pid() {
+    static bool registered = pthread_atfork(nullptr, nullptr, [] { cached_pid_ = 0; }) == 0;
+    (void)registered;
+    return cached_pid_ = getpid();
 }
 
 void SharedMutex::lock_contended() {

@@ -50,9 +50,12 @@ public:
     void unlock() { owner_.store(0, std::memory_order_release); }
 
 private:
-    // This process's pid, read once (getpid() is a system call on glibc 2.25+).
-    static pid_t self();
+    // This process's pid, read once (getpid() is a system call on glibc
+    // 2.25+) and forgotten in a forked child, which reads its own.
+    static pid_t self() { return cached_pid_ != 0 ? cached_pid_ : read_pid(); }
+    static pid_t read_pid();
     void lock_contended();
+    static inline pid_t cached_pid_ = 0;
     std::atomic<pid_t> owner_{0};
 };
 
