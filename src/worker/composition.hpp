@@ -20,6 +20,7 @@
 #include "static/file_cache.hpp"
 #include "static/location_files.hpp"
 #include "static/mime.hpp"
+#include "tls/upstream_tls.hpp"
 
 namespace portico::rules {
 class ErrorPages;
@@ -31,8 +32,10 @@ class Composition {
 public:
     // Fills `server.server_steps` and `server.serving`; `server` must
     // outlive the composition. `https_port`: where redirect_http sends
-    // clients (the TLS listener's port, as bound).
-    Composition(http::ServerContext& server, uint16_t https_port);
+    // clients (the TLS listener's port, as bound). `upstream_tls`: the
+    // contexts of the upstreams with `tls`, which must outlive it.
+    Composition(http::ServerContext& server, uint16_t https_port,
+                const tls::UpstreamTlsSet& upstream_tls);
     ~Composition();
     Composition(const Composition&) = delete;
     Composition& operator=(const Composition&) = delete;

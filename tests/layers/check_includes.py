@@ -15,7 +15,8 @@ for it, nothing else. `main.cpp` composes everything and is not checked.
     http      what both protocols share: request state, Exchange, Handler,
               header and status helpers
     http1     the HTTP/1 codec            http2   the HTTP/2 codec
-    compress, static, proxy: filters and handlers, on the Exchange
+    compress, static, proxy: filters and handlers, on the Exchange (proxy
+              also on tls: an upstream's connection can be TLS)
     rules     redirect, rewrite and error pages: steps and a filter
     worker    composes the rest: sites, handlers, filters, pools
     cli       the command line's other commands
@@ -42,7 +43,7 @@ BELOW = {
     "http2": ["core", "config", "transport", "metrics", "router", "http"],
     "compress": ["core", "config", "metrics", "http"],
     "static": ["core", "config", "metrics", "http"],
-    "proxy": ["core", "config", "transport", "metrics", "http"],
+    "proxy": ["core", "config", "transport", "tls", "metrics", "http"],
     "rules": ["core", "config", "metrics", "router", "http"],
     "worker": ["core", "config", "transport", "tls", "metrics", "router", "http", "http1", "http2",
                "compress", "static", "proxy", "rules"],
