@@ -26,7 +26,8 @@ void read_upstream_tls(TableReader& upstream, LoadContext& context, UpstreamConf
     bool has_cert = reader.read_string("cert", cert);
     bool has_key = reader.read_string("key", key);
     if (has_cert && has_key) {
-        tls.client = CertificateFiles{resolve_path(context, cert), resolve_path(context, key), tls.where};
+        tls.client =
+            CertificateFiles{resolve_path(context, cert), resolve_path(context, key), tls.where};
     } else if (has_cert != has_key) {
         // One without the other is a typo, not a choice: say which is missing.
         reader.require(has_cert ? "key" : "cert",

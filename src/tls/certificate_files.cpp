@@ -15,7 +15,9 @@ namespace portico::tls {
 namespace {
 
 // Never prompt for a passphrase on the terminal: an encrypted key fails to load.
-int no_passphrase(char*, int, int, void*) { return 0; }
+int no_passphrase(char*, int, int, void*) {
+    return 0;
+}
 
 }  // namespace
 
@@ -35,8 +37,8 @@ std::string use_certificate_files(SSL_CTX* context, const config::CertificateFil
     if (std::string why = readable_file_problem(files.key); !why.empty())
         return "cannot read key " + files.key + ": " + why;
     if (SSL_CTX_use_certificate_chain_file(context, files.cert.c_str()) != 1)
-        return "cannot load certificate " + files.cert + ": " +
-           take_openssl_errors() + " (expected PEM, leaf first)";
+        return "cannot load certificate " + files.cert + ": " + take_openssl_errors() +
+               " (expected PEM, leaf first)";
     if (SSL_CTX_use_PrivateKey_file(context, files.key.c_str(), SSL_FILETYPE_PEM) != 1) {
         // A key of the certificate's type is checked against it as it
         // loads: a good key of another certificate fails here.
@@ -47,7 +49,7 @@ std::string use_certificate_files(SSL_CTX* context, const config::CertificateFil
             return "key " + files.key + " does not match certificate " + files.cert;
         }
         return "cannot load key " + files.key + ": " + take_openssl_errors() +
-           " (expected an unencrypted PEM key)";
+               " (expected an unencrypted PEM key)";
     }
     if (SSL_CTX_check_private_key(context) != 1) {
         clear_openssl_errors();

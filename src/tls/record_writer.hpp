@@ -19,8 +19,7 @@ inline constexpr size_t record_staging_size = 64 * 1024;
 // (with kernel TLS, files by SSL_sendfile); `sent` adds the bytes written.
 // Small pieces and file bytes are gathered in `staging` (record_staging_size
 // bytes, the worker's) first.
-transport::OutputQueue::FlushResult write_records(TlsStream& stream,
-                                                  transport::OutputQueue& output, uint64_t& sent,
-                                                  char* staging);
+transport::OutputQueue::FlushResult write_records(TlsStream& stream, transport::OutputQueue& output,
+                                                  uint64_t& sent, char* staging);
 
 }  // namespace portico::tls

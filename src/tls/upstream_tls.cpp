@@ -151,8 +151,7 @@ std::unique_ptr<UpstreamSession> UpstreamSession::open(const UpstreamTls& tls, i
 std::string UpstreamSession::failure() const {
     long verified = SSL_get_verify_result(ssl_);
     if (verified != X509_V_OK)
-        return std::string("certificate verify failed: ") +
-               X509_verify_cert_error_string(verified);
+        return std::string("certificate verify failed: ") + X509_verify_cert_error_string(verified);
     return stream_.failure();
 }
 

@@ -33,9 +33,10 @@ public:
     // Fills `server.server_steps` and `server.serving`; `server` must
     // outlive the composition. `https_port`: where redirect_http sends
     // clients (the TLS listener's port, as bound). `upstream_tls`: the
-    // contexts of the upstreams with `tls`, which must outlive it.
+    // contexts of the upstreams with `tls`, which must outlive it (nullptr:
+    // the config has none).
     Composition(http::ServerContext& server, uint16_t https_port,
-                const tls::UpstreamTlsSet& upstream_tls);
+                const tls::UpstreamTlsSet* upstream_tls = nullptr);
     ~Composition();
     Composition(const Composition&) = delete;
     Composition& operator=(const Composition&) = delete;

@@ -102,7 +102,7 @@ Worker::Worker(const config::Config& config, const tls::ServerTls* tls,
     uv_loop_init(&loop_);
     server_ = std::make_unique<http::ServerContext>(&loop_, config, std::move(counters), slot);
     server_->on_connection_closed = [this] { on_connection_closed(); };
-    composition_ = std::make_unique<Composition>(*server_, https_port(listen_fds), upstream_tls);
+    composition_ = std::make_unique<Composition>(*server_, https_port(listen_fds), &upstream_tls);
     if (tls) tls_ = std::make_unique<tls::WorkerTls>(*tls, server_->counters);
     for (const ListenFd& socket : listen_fds) {
         auto listener = std::make_unique<Listener>();
