@@ -68,7 +68,8 @@ bool UpstreamConnection::watch(Owner* owner, int events) {
     owner_ = owner;
     if (closing_) return true;
     // What OpenSSL read ahead is not the socket's to report.
-    if ((events & core::io_readable) && has_buffered_input()) io_.report_soon(core::io_readable);
+    if (tls_ && (events & core::io_readable) && tls_->has_buffered_input())
+        io_.report_soon(core::io_readable);
     return io_.watch(events);
 }
 

@@ -125,8 +125,10 @@ HttpsUpstream::~HttpsUpstream() {
 void make_leaf(const std::string& dir, const std::string& name, const std::string& subject,
                const std::string& san, const std::string& usage) {
     CommandResult made = run_shell(
-        "cd '" + dir + "' && openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 "
-        "-nodes -keyout " + name + ".key -out " + name + ".pem -subj '" + subject +
+        "cd '" + dir +
+        "' && openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 "
+        "-nodes -keyout " +
+        name + ".key -out " + name + ".pem -subj '" + subject +
         "' -days 30 -CA ca.pem -CAkey ca.key -addext 'subjectAltName=" + san +
         "' -addext 'extendedKeyUsage=" + usage + "' -addext 'basicConstraints=CA:FALSE' 2>&1");
     if (made.exit_code != 0) throw std::runtime_error("openssl req failed: " + made.output);

@@ -41,9 +41,9 @@ std::string upstream(const std::string& name, const std::string& server, const s
 }
 
 std::string config(const std::string& upstreams, uint16_t metrics_port) {
-    return with_metrics("[server]\nlisten = [\"{listen}\"]\nworkers = 1\n[http2]\ncleartext = true\n\n" +
-                            upstreams,
-                        metrics_port);
+    return with_metrics(
+        "[server]\nlisten = [\"{listen}\"]\nworkers = 1\n[http2]\ncleartext = true\n\n" + upstreams,
+        metrics_port);
 }
 
 double tls_errors(uint16_t metrics_port, const std::string& name, const HttpsUpstream& server) {
@@ -53,8 +53,8 @@ double tls_errors(uint16_t metrics_port, const std::string& name, const HttpsUps
 
 double series(uint16_t metrics_port, const std::string& metric_name, const std::string& name,
               const HttpsUpstream& server) {
-    return metric(metrics_port, metric_name + "{upstream=\"" + name + "\",server=\"" +
-                                    server.address() + "\"}");
+    return metric(metrics_port,
+                  metric_name + "{upstream=\"" + name + "\",server=\"" + server.address() + "\"}");
 }
 
 std::string pattern(size_t size) {
@@ -75,9 +75,9 @@ TEST_CASE("a verified TLS upstream is proxied over pooled connections", "[upstre
     const Certificates& certs = certificates();
     HttpsUpstream origin({certs.path("a.pem"), certs.path("a.key"), ""});
     uint16_t metrics_port = unused_port();
-    Portico portico(config(
-        upstream("app", origin.address(), "{ ca = \"" + certs.ca() + "\", server_name = \"a.test\" }"),
-        metrics_port));
+    Portico portico(config(upstream("app", origin.address(),
+                                    "{ ca = \"" + certs.ca() + "\", server_name = \"a.test\" }"),
+                           metrics_port));
 
     Client client(portico.port());
     ResponseReader reader(client.fd());
@@ -122,10 +122,10 @@ TEST_CASE("connections to a TLS upstream resume the server's session", "[upstrea
     HttpsUpstream origin({certs.path("a.pem"), certs.path("a.key"), ""});
     uint16_t metrics_port = unused_port();
     // keepalive = 0: a new connection, so a handshake, per request.
-    Portico portico(config(upstream("app", origin.address(),
-                                    "{ ca = \"" + certs.ca() + "\", server_name = \"a.test\" }",
-                                    "keepalive = 0\n"),
-                           metrics_port));
+    Portico portico(config(
+        upstream("app", origin.address(),
+                 "{ ca = \"" + certs.ca() + "\", server_name = \"a.test\" }", "keepalive = 0\n"),
+        metrics_port));
     // A TLS 1.3 ticket is used once (RFC 8446 C.4), and Node gives no new
     // one on a resumed connection: every other connection resumes, as
     // nginx's would.
@@ -139,21 +139,20 @@ TEST_CASE("connections to a TLS upstream resume the server's session", "[upstrea
     CHECK(series(metrics_port, "portico_upstream_connections_opened_total", "app", origin) == 4);
 }
 
-TEST_CASE("a certificate for another name is a 502, served with verify = false",
-          "[upstream-tls]") {
+TEST_CASE("a certificate for another name is a 502, served with verify = false", "[upstream-tls]") {
     const Certificates& certs = certificates();
     HttpsUpstream origin({certs.path("a.pem"), certs.path("a.key"), ""});
     HttpsUpstream by_ip({certs.path("ip.pem"), certs.path("ip.key"), ""});
     std::string ca = "ca = \"" + certs.ca() + "\"";
     uint16_t metrics_port = unused_port();
-    Portico portico(config(
-        upstream("strict", origin.address(), "{ " + ca + ", server_name = \"b.test\" }") +
-            upstream("lax", origin.address(),
-                     "{ " + ca + ", server_name = \"b.test\", verify = false }") +
-            // No server_name: the server's address, an IP, is what is checked.
-            upstream("address", origin.address(), "{ " + ca + " }") +
-            upstream("ipsan", by_ip.address(), "{ " + ca + " }"),
-        metrics_port));
+    Portico portico(
+        config(upstream("strict", origin.address(), "{ " + ca + ", server_name = \"b.test\" }") +
+                   upstream("lax", origin.address(),
+                            "{ " + ca + ", server_name = \"b.test\", verify = false }") +
+                   // No server_name: the server's address, an IP, is what is checked.
+                   upstream("address", origin.address(), "{ " + ca + " }") +
+                   upstream("ipsan", by_ip.address(), "{ " + ca + " }"),
+               metrics_port));
 
     auto refused = proxy_fetch(portico.port(), get_request("/strict/x"));
     REQUIRE(refused);
@@ -205,12 +204,11 @@ TEST_CASE("an upstream that requires a client certificate gets the configured on
     HttpsUpstream origin({certs.path("a.pem"), certs.path("a.key"), certs.ca()});
     std::string tls = "ca = \"" + certs.ca() + "\", server_name = \"a.test\"";
     uint16_t metrics_port = unused_port();
-    Portico portico(config(
-        upstream("anonymous", origin.address(), "{ " + tls + " }") +
-            upstream("app", origin.address(),
-                     "{ " + tls + ", cert = \"" + certs.path("client.pem") + "\", key = \"" +
-                         certs.path("client.key") + "\" }"),
-        metrics_port));
+    Portico portico(config(upstream("anonymous", origin.address(), "{ " + tls + " }") +
+                               upstream("app", origin.address(),
+                                        "{ " + tls + ", cert = \"" + certs.path("client.pem") +
+                                            "\", key = \"" + certs.path("client.key") + "\" }"),
+                           metrics_port));
     auto refused = proxy_fetch(portico.port(), get_request("/anonymous/x"));
     REQUIRE(refused);
     CHECK(refused->status == 502);
@@ -227,9 +225,9 @@ TEST_CASE("an upstream that requires a client certificate gets the configured on
 TEST_CASE("a WebSocket goes through a TLS upstream", "[upstream-tls]") {
     const Certificates& certs = certificates();
     HttpsUpstream origin({certs.path("a.pem"), certs.path("a.key"), ""});
-    Portico portico(config(
-        upstream("app", origin.address(), "{ ca = \"" + certs.ca() + "\", server_name = \"a.test\" }"),
-        unused_port()));
+    Portico portico(config(upstream("app", origin.address(),
+                                    "{ ca = \"" + certs.ca() + "\", server_name = \"a.test\" }"),
+                           unused_port()));
     Client client(portico.port());
     ResponseReader reader(client.fd());
     client.send(
@@ -253,28 +251,32 @@ TEST_CASE("proxy = \"https://...\" is a verified TLS upstream", "[upstream-tls]"
     const Certificates& certs = certificates();
     HttpsUpstream origin({certs.path("a.pem"), certs.path("a.key"), ""});
     // The system's trusted roots do not include the test's CA.
-    Portico portico("[server]\nlisten = [\"{listen}\"]\nworkers = 1\n[[location]]\nprefix = "
-                    "\"/\"\nproxy = \"https://" +
-                    origin.address() + "\"\n");
+    Portico portico(
+        "[server]\nlisten = [\"{listen}\"]\nworkers = 1\n[[location]]\nprefix = "
+        "\"/\"\nproxy = \"https://" +
+        origin.address() + "\"\n");
     auto refused = proxy_fetch(portico.port(), get_request("/x"));
     REQUIRE(refused);
     CHECK(refused->status == 502);
-    CHECK(portico.wait_for_log("certificate verify failed: unable to get local issuer certificate"));
+    CHECK(
+        portico.wait_for_log("certificate verify failed: unable to get local issuer certificate"));
 }
 
 TEST_CASE("portico -t reports an upstream's unusable TLS files at their line", "[upstream-tls]") {
     const Certificates& certs = certificates();
     TempDir dir;
     auto check = [&](const std::string& tls) {
-        std::string path = dir.write("check.toml", "[server]\nlisten = [\"127.0.0.1:0\"]\n"
-                                                   "[upstream.api]\nservers = [\"127.0.0.1:3000\"]\n"
-                                                   "tls = " + tls + "\n");
+        std::string path = dir.write("check.toml",
+                                     "[server]\nlisten = [\"127.0.0.1:0\"]\n"
+                                     "[upstream.api]\nservers = [\"127.0.0.1:3000\"]\n"
+                                     "tls = " +
+                                         tls + "\n");
         return std::make_pair(check_config(path), path);
     };
     auto [missing_ca, path] = check("{ ca = \"" + certs.path("missing.pem") + "\" }");
     CHECK(missing_ca.exit_code == 1);
-    CHECK_THAT(missing_ca.output, Catch::Contains(path + ":5:7: cannot read ca " +
-                                                  certs.path("missing.pem")));
+    CHECK_THAT(missing_ca.output,
+               Catch::Contains(path + ":5:7: cannot read ca " + certs.path("missing.pem")));
     auto [missing_cert, ignored1] = check("{ cert = \"" + certs.path("none.pem") + "\", key = \"" +
                                           certs.path("a.key") + "\" }");
     CHECK(missing_cert.exit_code == 1);
@@ -282,8 +284,9 @@ TEST_CASE("portico -t reports an upstream's unusable TLS files at their line", "
     auto [mismatch, ignored2] = check("{ cert = \"" + certs.path("a.pem") + "\", key = \"" +
                                       certs.path("rsa.key") + "\" }");
     CHECK(mismatch.exit_code == 1);
-    CHECK_THAT(mismatch.output, Catch::Contains(":5:7: key " + certs.path("rsa.key") +
-                                                " does not match certificate " + certs.path("a.pem")));
+    CHECK_THAT(mismatch.output,
+               Catch::Contains(":5:7: key " + certs.path("rsa.key") +
+                               " does not match certificate " + certs.path("a.pem")));
     auto [valid, ignored3] = check("{ server_name = \"api.internal\", verify = false }");
     CHECK(valid.exit_code == 0);
 }
