@@ -130,8 +130,12 @@ void ProxyExchange::await_connect() {
             return;
         }
     }
+    if (connection_->ready()) {
+        on_connected();
+        return;
+    }
     if (connection_->connected) {
-        continue_connect();
+        continue_connect();  // TLS's handshake
         return;
     }
     if (!connection_->watch(this, core::io_writable)) {

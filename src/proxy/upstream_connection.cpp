@@ -66,9 +66,16 @@ int UpstreamConnection::finish_connect() {
 
 bool UpstreamConnection::watch(Owner* owner, int events) {
     owner_ = owner;
+    if (tls_) [[unlikely]]
+        return watch_secure(events);
+    return closing_ || io_.watch(events);
+}
+
+// Apart, so a cleartext connection's watch stays as small as it was.
+bool UpstreamConnection::watch_secure(int events) {
     if (closing_) return true;
     // What OpenSSL read ahead is not the socket's to report.
-    if (tls_ && (events & core::io_readable) && tls_->has_buffered_input())
+    if ((events & core::io_readable) && tls_->has_buffered_input())
         io_.report_soon(core::io_readable);
     return io_.watch(events);
 }

@@ -100,6 +100,7 @@ public:
 private:
     UpstreamConnection(core::IoPoller& poller, UpstreamServer& server, int fd);
     ~UpstreamConnection();
+    bool watch_secure(int events);
     static void on_io(void* connection, int events);
     static void on_timer(void* connection);
     static void release(void* closed);
