@@ -59,7 +59,6 @@ public:
     // (unless an IP address): `server_name` when set, else the server's
     // own host (`entry_host`: "api.internal" of "api.internal:8443").
     std::string name_for(std::string_view entry_host) const;
-    bool verifies() const { return config_.verify; }
 
 private:
     friend class UpstreamSession;
