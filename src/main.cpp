@@ -7,6 +7,7 @@
 #include "cli/stats_command.hpp"
 #include "config/config.hpp"
 #include "tls/server_tls.hpp"
+#include "tls/upstream_tls.hpp"
 #include "worker/error_log.hpp"
 #include "worker/master.hpp"
 
@@ -55,6 +56,15 @@ int main(int argc, char** argv) {
     }
     if (test_only) {
         // The certificates too: a -t that passes must mean a reload would.
+        portico::tls::UpstreamTlsSet::Loaded upstream_tls =
+            portico::tls::UpstreamTlsSet::load(*loaded.config);
+        for (const portico::config::ConfigError& error : upstream_tls.errors)
+            std::fprintf(stderr, "%s\n", error.to_string().c_str());
+        if (!upstream_tls.set) {
+            std::fprintf(stderr, "portico: configuration %s has %zu problem(s)\n",
+                         config_path.c_str(), upstream_tls.errors.size());
+            return 1;
+        }
         if (loaded.config->tls) {
             portico::tls::ServerTls::Loaded tls =
                 portico::tls::ServerTls::load(*loaded.config, nullptr);

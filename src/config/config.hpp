@@ -144,8 +144,19 @@ struct MetricsConfig {
 
 enum class Balance { round_robin, least_conn, ip_hash };
 
+// tls = { verify, ca, server_name, cert, key } on an upstream: its servers
+// speak HTTPS (docs/configuration.md, "Upstream TLS"). Paths are absolute.
+struct UpstreamTlsConfig {
+    bool verify = true;
+    std::string ca;                          // trusted roots (PEM); "": the system's store
+    std::string server_name;                 // SNI and the name verified; "": each server's host
+    std::optional<CertificateFiles> client;  // a client certificate (mTLS)
+    SourcePosition where;                    // of the tls = { } value, for messages
+};
+
 struct UpstreamConfig {
     std::string name;  // the table name, or the URL of an inline upstream
+    std::optional<UpstreamTlsConfig> tls;
     std::vector<SocketAddress> servers;
     // How often each worker looks the host names in `servers` up again,
     // every address then a server; 0: once, by the master, at load.

@@ -50,6 +50,7 @@ void read_upstream(const std::string& name, const toml::table& table, LoadContex
     // 0 = never mark a server down (passive health checks off).
     reader.read_bounded("max_fails", upstream.max_fails, 0u, UINT32_MAX);
     reader.read_duration("fail_timeout", upstream.fail_timeout);
+    read_upstream_tls(reader, context, upstream);
     reader.finish();
 }
 
@@ -73,15 +74,16 @@ bool is_url_path(std::string_view path) {
 }
 
 struct ProxyUrl {
-    std::string authority;  // "host:port", a missing port 80 as in any http URL
+    std::string authority;  // "host:port", a missing port 80 (443 for https) as in any URL
     std::string path;       // "" when the URL has none, else starting with '/'
+    bool https = false;
 };
 
-// "http://host:port" and "http://host:port/v1/". nullopt (with `why`) for
+// "http://host:port" and "https://host:port/v1/". nullopt (with `why`) for
 // what such a target cannot mean here: a query, a fragment, userinfo.
 std::optional<ProxyUrl> split_proxy_url(std::string_view url, std::string& why) {
-    constexpr std::string_view scheme = "http://";
-    std::string_view rest = url.substr(scheme.size());
+    bool https = url.starts_with("https://");
+    std::string_view rest = url.substr(https ? 8 : 7);
     if (rest.find_first_of("?#") != std::string_view::npos) {
         why = "a query or fragment in the URL is not supported: the request's own are sent";
         return std::nullopt;
@@ -111,8 +113,9 @@ std::optional<ProxyUrl> split_proxy_url(std::string_view url, std::string& why) 
     size_t colon = split.authority.rfind(':');
     bool has_port = colon != std::string::npos && (bracket == std::string::npos || colon > bracket);
     if (!has_port) {
-        split.authority += ":80";
+        split.authority += https ? ":443" : ":80";
     }
+    split.https = https;
     return split;
 }
 
@@ -138,6 +141,11 @@ std::optional<size_t> inline_upstream(const ProxyUrl& url, std::string_view name
     UpstreamConfig upstream;
     upstream.name = std::string(name);
     upstream.servers.push_back(std::move(*server));
+    // nginx's proxy_pass https://: TLS with every default (verified).
+    if (url.https) {
+        upstream.tls.emplace();
+        upstream.tls->where = position_of(value.source());
+    }
     upstreams.push_back(std::move(upstream));
     return upstreams.size() - 1;
 }
@@ -179,7 +187,7 @@ std::optional<size_t> resolve_proxy(const toml::node& value, std::string_view fi
         return std::nullopt;
     }
     const std::string& target = text->get();
-    if (target.starts_with("http://")) {
+    if (target.starts_with("http://") || target.starts_with("https://")) {
         std::string why;
         std::optional<ProxyUrl> url = split_proxy_url(target, why);
         if (url && !url->path.empty() && !path) why = "a path is not accepted here";
@@ -196,8 +204,9 @@ std::optional<size_t> resolve_proxy(const toml::node& value, std::string_view fi
         return upstream;
     }
     if (target.find("://") != std::string::npos) {
-        context.diagnostics.error(value.source(), std::string(field) + ": " + describe(value) +
-                                                      ": only http:// upstreams are supported");
+        context.diagnostics.error(value.source(),
+                                  std::string(field) + ": " + describe(value) +
+                                      ": only http:// and https:// upstreams are supported");
         return std::nullopt;
     }
     auto same_name = [&target](const UpstreamConfig& upstream) { return upstream.name == target; };

@@ -78,6 +78,8 @@ void read_mime(const toml::node& node, LoadContext& context,
                std::vector<std::pair<std::string, std::string>>& mime);
 
 // The named [upstream.NAME] tables, in file order.
+// An upstream's tls = { ... } (load_upstream_tls.cpp).
+void read_upstream_tls(TableReader& upstream, LoadContext& context, UpstreamConfig& out);
 void read_upstreams(const toml::node& node, LoadContext& context,
                     std::vector<UpstreamConfig>& upstreams);
 

@@ -35,9 +35,10 @@ namespace portico::metrics {
 // such requests with "-" too.
 inline constexpr std::string_view no_location_name = "-";
 
-enum class UpstreamError : uint8_t { connect, timeout, reset, bad_response };
-inline constexpr std::array<std::string_view, 4> upstream_error_names = {"connect", "timeout",
-                                                                         "reset", "bad_response"};
+// tls: the handshake with a `tls` upstream failed (its certificate, most often).
+enum class UpstreamError : uint8_t { connect, timeout, reset, bad_response, tls };
+inline constexpr std::array<std::string_view, 5> upstream_error_names = {
+    "connect", "timeout", "reset", "bad_response", "tls"};
 
 // How a TLS handshake ended: a new session, a resumed one (ticket), or none.
 enum class TlsHandshake : uint8_t { full, resumed, failed };

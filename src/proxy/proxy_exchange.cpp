@@ -117,13 +117,14 @@ void ProxyExchange::attempt() {
 // A pooled connection is ready; a new one's connect may still be on its way.
 void ProxyExchange::await_connect() {
     phase_ = Phase::connecting;
-    if (!connection_->connected) {
+    // (Not with TLS: the handshake goes first.)
+    if (!connection_->connected && !connection_->secure()) {
         // On loopback the handshake is usually over by the time connect()
         // says EINPROGRESS: a socket that takes the head now is connected,
         // which saves a loop turn, an epoll_ctl and a getsockopt. One still
         // connecting answers EAGAIN; a refused one says why.
         uint64_t sent = 0;
-        transport::OutputQueue::FlushResult result = to_upstream_.flush(connection_->fd(), sent);
+        transport::OutputQueue::FlushResult result = connection_->write(to_upstream_, sent);
         if (sent > 0) {
             connection_->connected = true;
             request_sent_ = true;
@@ -132,8 +133,12 @@ void ProxyExchange::await_connect() {
             return;
         }
     }
-    if (connection_->connected) {
+    if (connection_->ready()) {
         on_connected();
+        return;
+    }
+    if (connection_->connected) {
+        continue_connect();  // TLS's handshake
         return;
     }
     if (!connection_->watch(this, core::io_writable)) {
@@ -141,6 +146,29 @@ void ProxyExchange::await_connect() {
         return;
     }
     connection_->arm_timer(ms(upstream_.config().connect_timeout));
+}
+
+// The socket is connected: TLS's handshake, if any, then the request. Each
+// wait of the handshake is bounded by connect_timeout, as nginx's
+// proxy_connect_timeout bounds its SSL handshake.
+void ProxyExchange::continue_connect() {
+    if (!connection_->ready()) {
+        switch (connection_->handshake()) {
+        case tls::TlsStream::Step::done:
+            break;
+        case tls::TlsStream::Step::blocked:
+            if (!connection_->watch(this, connection_->handshake_wants())) {
+                fail(metrics::UpstreamError::connect, std::strerror(errno));
+                return;
+            }
+            connection_->arm_timer(ms(upstream_.config().connect_timeout));
+            return;
+        case tls::TlsStream::Step::failed:
+            fail(metrics::UpstreamError::tls, connection_->tls_failure().c_str());
+            return;
+        }
+    }
+    on_connected();
 }
 
 void ProxyExchange::on_connected() {
@@ -204,7 +232,7 @@ bool ProxyExchange::send_request_body(std::span<const std::string_view> framed) 
     if (can_write_now) {
         for (std::string_view piece : framed) to_upstream_.push_memory(piece);
         uint64_t sent = 0;
-        transport::OutputQueue::FlushResult result = to_upstream_.flush(connection_->fd(), sent);
+        transport::OutputQueue::FlushResult result = connection_->write(to_upstream_, sent);
         if (result == transport::OutputQueue::FlushResult::done) return true;
         to_upstream_.clear();
         if (result == transport::OutputQueue::FlushResult::failed) {
@@ -234,7 +262,7 @@ void ProxyExchange::write_upstream() {
     transport::OutputQueue::FlushResult result;
     for (;;) {
         uint64_t sent = 0;
-        result = to_upstream_.flush(connection_->fd(), sent);
+        result = connection_->write(to_upstream_, sent);
         if (sent > 0) request_sent_ = true;
         if (result != transport::OutputQueue::FlushResult::done || body_in_flight_.empty() ||
             in_flight_queued_)
@@ -266,9 +294,12 @@ void ProxyExchange::write_upstream() {
 void ProxyExchange::fail(metrics::UpstreamError failure, const char* what) {
     if (phase_ == Phase::done) return;
     if (!response_byte_seen_ && retry_on_fresh_connection()) return;
-    bool connect_failed = failure == metrics::UpstreamError::connect;
+    // A failed TLS handshake is a failed connect: another server may take it.
+    bool connect_failed =
+        failure == metrics::UpstreamError::connect || failure == metrics::UpstreamError::tls;
     if (uint64_t left_out = 0; server_->failure_log.allow(uv_now(poller_.loop()), left_out)) {
-        const char* kind = connect_failed                               ? "connect"
+        const char* kind = failure == metrics::UpstreamError::tls       ? "tls"
+                           : connect_failed                             ? "connect"
                            : failure == metrics::UpstreamError::timeout ? "timeout"
                            : failure == metrics::UpstreamError::reset   ? "reset"
                                                                         : "bad response";
@@ -377,6 +408,7 @@ void ProxyExchange::release_connection(bool reuse, bool slot_reused) {
         return;
     }
     ++connection->requests;
+    connection->release_buffers();
     // Never idle longer than the upstream keeps it (its Keep-Alive:
     // timeout=N), with a margin for the close already on its way.
     uint64_t keep = ms(upstream_.config().idle_timeout);

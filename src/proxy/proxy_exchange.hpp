@@ -65,6 +65,7 @@ private:
 
     void attempt();
     void await_connect();
+    void continue_connect();
     void on_connected();
     // Sends body bytes upstream, framed already, or keeps them until the
     // socket takes them; false when the client must wait.

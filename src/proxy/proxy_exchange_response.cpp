@@ -23,12 +23,12 @@ void ProxyExchange::on_upstream_event(UpstreamConnection&, int events) {
     Guard guard(*this);
     if (phase_ == Phase::connecting) {
         // A refused connect is reported as ready; SO_ERROR says what happened.
-        int error = connection_->finish_connect();
+        int error = connection_->connected ? 0 : connection_->finish_connect();
         if (error != 0) {
             fail(metrics::UpstreamError::connect, std::strerror(error));
             return;
         }
-        on_connected();
+        continue_connect();
         return;
     }
     if (events & core::io_writable) write_upstream();
@@ -58,9 +58,14 @@ void ProxyExchange::flush_body_if_owed() {
 bool ProxyExchange::read_upstream() {
     if (input_ == nullptr) input_ = response_buffers_.acquire();
     size_t room = response_buffers_.block_size() - input_filled_;
-    ssize_t received = ::read(connection_->fd(), input_ + input_filled_, room);
+    ssize_t received = connection_->read(input_ + input_filled_, room);
     if (received < 0) {
-        if (errno != EAGAIN && errno != EINTR) fail(metrics::UpstreamError::reset, std::strerror(errno));
+        // A TLS alert (TLS 1.3 refuses a client certificate after the
+        // client's handshake ended, so at the first read) is TLS's failure.
+        if (errno == EPROTO && connection_->secure())
+            fail(metrics::UpstreamError::tls, connection_->tls_failure().c_str());
+        else if (errno != EAGAIN && errno != EINTR)
+            fail(metrics::UpstreamError::reset, std::strerror(errno));
         return false;
     }
     if (received == 0) {
@@ -80,13 +85,15 @@ bool ProxyExchange::read_upstream() {
     }
     // A read that filled the block is followed at once by the next one (the
     // loop in on_upstream_event): what it brought needs no flush of its own.
-    parse_response(static_cast<size_t>(received) == room);
+    // So is one that left TLS records read ahead (a read takes one record).
+    bool more_queued = static_cast<size_t>(received) == room || connection_->has_buffered_input();
+    parse_response(more_queued);
     // More of this response is to come, and the socket had nothing more: the
     // upstream may be holding it until we acknowledge what it sent (Nagle on
     // its side, our delayed ACK: 40 ms). Nothing to do for a response read
     // whole, nor after a read that filled the buffer (more was queued: a
     // bulk body, which Nagle does not hold back).
-    bool socket_drained = static_cast<size_t>(received) < room;
+    bool socket_drained = !more_queued;
     if (phase_ == Phase::exchanging && connection_ && socket_drained) connection_->acknowledge_now();
     return !socket_drained;
 }

@@ -40,11 +40,23 @@ std::unique_ptr<UpstreamServer> take_server(std::vector<std::unique_ptr<Upstream
     return nullptr;
 }
 
+// The host of a `servers` entry, for TLS: "api.internal" of
+// "api.internal:8443", "::1" of "[::1]:8443"; a Unix socket has none, so
+// its certificate is checked for "localhost" (the Host nginx sends it).
+std::string host_of(const config::SocketAddress& entry) {
+    if (entry.storage.ss_family == AF_UNIX) return "localhost";
+    std::string_view text = entry.text;
+    text = text.substr(0, text.rfind(':'));
+    if (text.size() >= 2 && text.front() == '[' && text.back() == ']')
+        text = text.substr(1, text.size() - 2);
+    return std::string(text);
+}
+
 }  // namespace
 
 Upstream::Upstream(core::IoPoller& poller, const config::UpstreamConfig& config, size_t index,
-                   metrics::WorkerCounters& counters)
-    : loop_(poller.loop()), config_(config), index_(index), counters_(counters) {
+                   metrics::WorkerCounters& counters, const tls::UpstreamTls* tls)
+    : loop_(poller.loop()), config_(config), index_(index), counters_(counters), tls_(tls) {
     bool names_to_resolve = false;
     for (size_t entry = 0; entry < config.servers.size(); ++entry) {
         const config::SocketAddress& server = config.servers[entry];
@@ -72,6 +84,10 @@ std::unique_ptr<UpstreamServer> Upstream::make_server(size_t entry,
                        ? server->entry->text + " (" + http::format_ip_and_port(address) + ")"
                        : server->entry->text;
     server->serial = next_serial_++;
+    if (tls_) {
+        server->tls = tls_;
+        server->tls_name = tls_->name_for(host_of(*server->entry));
+    }
     return server;
 }
 

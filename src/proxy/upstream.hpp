@@ -20,6 +20,7 @@
 #include "http/peer_address.hpp"
 #include "metrics/worker_counters.hpp"
 #include "proxy/upstream_connection.hpp"
+#include "tls/upstream_tls.hpp"
 
 namespace portico::proxy {
 
@@ -51,6 +52,11 @@ struct UpstreamServer {
     // Idle pool: a doubly linked list, most recently used first.
     UpstreamConnection* idle_head = nullptr;
     uint32_t idle_count = 0;
+    // An upstream with `tls`: its context, the name its certificate must
+    // have (and SNI), and the session its next connection resumes.
+    const tls::UpstreamTls* tls = nullptr;
+    std::string tls_name;
+    tls::CachedSession session;
 
     // servers = ["unix:/path"]: connected to at the entry's own address
     // (`address` has no room for a sockaddr_un, and the entry never resolves).
@@ -104,8 +110,9 @@ private:
 class Upstream final : private UpstreamConnection::Owner {
 public:
     // `index`: this upstream's place in Config::upstreams, for the counters.
+    // `tls`: its context when it has `tls` (loaded by the master), else nullptr.
     Upstream(core::IoPoller& poller, const config::UpstreamConfig& config, size_t index,
-             metrics::WorkerCounters& counters);
+             metrics::WorkerCounters& counters, const tls::UpstreamTls* tls = nullptr);
     ~Upstream();
     Upstream(const Upstream&) = delete;
     Upstream& operator=(const Upstream&) = delete;
@@ -180,6 +187,7 @@ private:
     const config::UpstreamConfig& config_;
     size_t index_;
     metrics::WorkerCounters& counters_;
+    const tls::UpstreamTls* tls_;
     // The balancer's servers: in `servers` order, a name's addresses sorted,
     // so every worker sees the same order (ip_hash sends a client to the
     // same server whichever worker accepted it).

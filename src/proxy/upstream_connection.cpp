@@ -35,6 +35,15 @@ UpstreamConnection* UpstreamConnection::open(core::IoPoller& poller, UpstreamSer
     }
     auto* connection = new UpstreamConnection(poller, server, fd);
     connection->connected = result == 0;
+    if (server.tls) {
+        connection->tls_ =
+            tls::UpstreamSession::open(*server.tls, fd, server.tls_name, server.session);
+        if (!connection->tls_) {
+            connection->close();
+            error = ENOMEM;
+            return nullptr;
+        }
+    }
     return connection;
 }
 
@@ -57,7 +66,18 @@ int UpstreamConnection::finish_connect() {
 
 bool UpstreamConnection::watch(Owner* owner, int events) {
     owner_ = owner;
+    if (tls_) [[unlikely]]
+        return watch_secure(events);
     return closing_ || io_.watch(events);
+}
+
+// Apart, so a cleartext connection's watch stays as small as it was.
+bool UpstreamConnection::watch_secure(int events) {
+    if (closing_) return true;
+    // What OpenSSL read ahead is not the socket's to report.
+    if ((events & core::io_readable) && tls_->has_buffered_input())
+        io_.report_soon(core::io_readable);
+    return io_.watch(events);
 }
 
 void UpstreamConnection::acknowledge_now() {
@@ -80,6 +100,7 @@ void UpstreamConnection::close() {
     --server_.open_connections;  // now, not at the deferred delete: it frees a slot
     owner_ = nullptr;
     io_.forget();
+    if (tls_) tls_->shutdown();
     ::close(fd_);
     timer_.cancel();
     io_.poller().release_after_turn(this, release);

@@ -1,4 +1,5 @@
-// One TCP connection to an upstream server: the socket, its watcher in the
+// One TCP connection to an upstream server (TLS over it for an upstream with
+// `tls`): the socket, its watcher in the
 // worker's IoPoller (the same I/O design as client connections, so the proxy
 // reads and writes with its own system calls and sees back-pressure
 // exactly), and one timer. Whoever uses it (an exchange, or the idle pool)
@@ -6,11 +7,18 @@
 // turn it closed in, after the turn's other events.
 #pragma once
 
+#include <sys/types.h>
+
+#include <unistd.h>
+
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "core/io_poller.hpp"
 #include "core/lazy_timer.hpp"
+#include "tls/upstream_tls.hpp"
+#include "transport/output_queue.hpp"
 
 namespace portico::proxy {
 
@@ -30,11 +38,39 @@ public:
     };
 
     // Starts a non-blocking connect; nullptr (and `error`, an errno) when
-    // even that fails. Wait for io_writable, then call finish_connect().
+    // even that fails. Wait for io_writable, then call finish_connect(),
+    // then (secure()) handshake() until it is done.
     static UpstreamConnection* open(core::IoPoller& poller, UpstreamServer& server, int& error);
 
     // 0 when the connection is established, else the errno of the failure.
     int finish_connect();
+
+    // ---- TLS (an upstream with `tls`); secure() is false for the others,
+    // whose reads and writes go straight to the socket.
+    bool secure() const { return tls_ != nullptr; }
+    // Connected, and past the TLS handshake when there is one: the request
+    // can go.
+    bool ready() const { return connected && (!tls_ || tls_->established()); }
+    // Goes on with the handshake of a connected socket; `blocked`: watch
+    // handshake_wants().
+    tls::TlsStream::Step handshake() { return tls_->handshake(); }
+    int handshake_wants() const { return tls_->handshake_wants(); }
+    std::string tls_failure() const { return tls_->failure(); }
+
+    // Like read(2).
+    ssize_t read(char* buffer, size_t size) {
+        return tls_ ? tls_->read(buffer, size) : ::read(fd_, buffer, size);
+    }
+    // Input read from the socket already (TLS records read ahead).
+    bool has_buffered_input() const { return tls_ && tls_->has_buffered_input(); }
+    // Writes what the upstream takes of `output` now.
+    transport::OutputQueue::FlushResult write(transport::OutputQueue& output, uint64_t& sent) {
+        return tls_ ? tls_->write(output, sent) : output.flush(fd_, sent);
+    }
+    // Going to the idle pool: TLS buffers go back.
+    void release_buffers() {
+        if (tls_) tls_->release_buffers();
+    }
 
     // Hands the events to `owner`: `events` says which are wanted (0: none).
     // Keep io_readable on between owners (pool, exchange): an unchanged set
@@ -64,6 +100,7 @@ public:
 private:
     UpstreamConnection(core::IoPoller& poller, UpstreamServer& server, int fd);
     ~UpstreamConnection();
+    bool watch_secure(int events);
     static void on_io(void* connection, int events);
     static void on_timer(void* connection);
     static void release(void* closed);
@@ -74,6 +111,7 @@ private:
     core::LazyTimer timer_;
     Owner* owner_ = nullptr;
     bool closing_ = false;
+    std::unique_ptr<tls::UpstreamSession> tls_;
 };
 
 }  // namespace portico::proxy

@@ -1,8 +1,5 @@
 #include "tls/server_tls.hpp"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <openssl/err.h>
 #include <openssl/x509v3.h>
 
@@ -14,6 +11,7 @@
 #include <iterator>
 #include <span>
 
+#include "tls/certificate_files.hpp"
 #include "tls/openssl_error.hpp"
 #include "tls/ticket_keys.hpp"
 
@@ -42,18 +40,6 @@ std::string lower(std::string_view text) {
                    [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
     return out;
 }
-
-// The key file is opened by us first so a missing or unreadable file says
-// so in the operator's words, not OpenSSL's.
-std::string unreadable(const std::string& path) {
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return std::strerror(errno);
-    ::close(fd);
-    return {};
-}
-
-// Never prompt for a passphrase on the terminal: an encrypted key fails to load.
-int no_passphrase(char*, int, int, void*) { return 0; }
 
 int on_alpn(SSL*, const unsigned char** out, unsigned char* out_length, const unsigned char* in,
             unsigned int in_length, void* offer_arg) {
@@ -160,7 +146,6 @@ bool apply_policy(SSL_CTX* context, const config::TlsConfig& tls, bool offer_h2,
     SSL_CTX_set_dh_auto(context, 1);
     SSL_CTX_set_alpn_select_cb(context, on_alpn,
                                const_cast<AlpnOffer*>(offer_h2 ? &h2_and_http1 : &http1_only));
-    SSL_CTX_set_default_passwd_cb(context, no_passphrase);
     return tls.tls12 ? SSL_CTX_set_cipher_list(context, tls.ciphers.c_str()) == 1 : true;
 }
 
@@ -221,30 +206,8 @@ bool ServerTls::add_certificate(const config::CertificateFiles& files, const con
         ciphers_refused = true;
         clear_openssl_errors();
     }
-    if (std::string why = unreadable(files.cert); !why.empty())
-        return error(files.where, "cannot read certificate " + files.cert + ": " + why);
-    if (std::string why = unreadable(files.key); !why.empty())
-        return error(files.where, "cannot read key " + files.key + ": " + why);
-    if (SSL_CTX_use_certificate_chain_file(context, files.cert.c_str()) != 1)
-        return error(files.where, "cannot load certificate " + files.cert + ": " +
-                                      take_openssl_errors() + " (expected PEM, leaf first)");
-    if (SSL_CTX_use_PrivateKey_file(context, files.key.c_str(), SSL_FILETYPE_PEM) != 1) {
-        // A key of the certificate's type is checked against it as it
-        // loads: a good key of another certificate fails here.
-        unsigned long reason = ERR_peek_last_error();
-        if (ERR_GET_LIB(reason) == ERR_LIB_X509 &&
-            ERR_GET_REASON(reason) == X509_R_KEY_VALUES_MISMATCH) {
-            clear_openssl_errors();
-            return error(files.where,
-                         "key " + files.key + " does not match certificate " + files.cert);
-        }
-        return error(files.where, "cannot load key " + files.key + ": " + take_openssl_errors() +
-                                      " (expected an unencrypted PEM key)");
-    }
-    if (SSL_CTX_check_private_key(context) != 1) {
-        clear_openssl_errors();
-        return error(files.where, "key " + files.key + " does not match certificate " + files.cert);
-    }
+    if (std::string why = use_certificate_files(context, files); !why.empty())
+        return error(files.where, why);
     X509* leaf = SSL_CTX_get0_certificate(context);
     certificates_.back().names = names_of(leaf);
     if (std::string warning = expiry_warning(leaf, files.cert); !warning.empty())

@@ -9,15 +9,13 @@
 #include <string_view>
 
 #include "core/log.hpp"
+#include "tls/record_writer.hpp"
 
 namespace portico::tls {
 
 namespace {
 
 using FlushResult = transport::OutputQueue::FlushResult;
-
-// The largest TLS record's plaintext.
-constexpr size_t tls_record = 16 * 1024;
 
 // What a plain HTTP request sent to a TLS port gets, in clear text.
 constexpr std::string_view plain_http_body = "This port speaks HTTPS: use an https:// URL.\n";
@@ -85,62 +83,8 @@ ssize_t TlsTransport::read(char* buffer, size_t size) {
     return stream_.read(buffer, size);
 }
 
-// Records of at most 16 KiB; small pieces and file bytes are gathered in the
-// worker's staging buffer so a head and its body share a record.
 FlushResult TlsTransport::write(transport::OutputQueue& output, uint64_t& sent) {
-    using Queue = transport::OutputQueue;
-    auto blocked_or_failed = [](ssize_t result) {
-        return result < 0 && errno == EAGAIN ? FlushResult::would_block : FlushResult::failed;
-    };
-    auto send = [this] {
-        TlsStream::Step step = stream_.send_gathered();
-        return step == TlsStream::Step::done      ? FlushResult::done
-               : step == TlsStream::Step::blocked ? FlushResult::would_block
-                                                  : FlushResult::failed;
-    };
-    // Records the socket did not take last time go before any new one (and
-    // records held back on purpose go with the new ones, in one write).
-    if (stream_.has_unsent()) {
-        if (FlushResult result = send(); result != FlushResult::done) return result;
-    }
-    char* staging = worker_.staging_.get();
-    uint64_t sent_before = sent;
-    while (!output.empty()) {
-        const Queue::Piece& front = output.front();
-        if (!front.data && stream_.kernel_sends()) {
-            size_t chunk = static_cast<size_t>(std::min(front.length, Queue::max_sendfile_chunk));
-            ssize_t written = stream_.send_file(front.fd, front.offset, chunk);
-            if (written <= 0) return blocked_or_failed(written);
-            output.consume(static_cast<uint64_t>(written));
-            sent += static_cast<uint64_t>(written);
-            continue;
-        }
-        // At most a staging buffer's worth of records per write(2), so what
-        // a slow reader leaves unsent stays that small. A large memory piece
-        // is encrypted from where it is; the rest is staged first. Either
-        // way the bytes are the queue's front: with kernel TLS, where a
-        // record write can block, the retry passes the same leading bytes.
-        const char* bytes = front.data;
-        size_t length = static_cast<size_t>(std::min<uint64_t>(front.length, WorkerTls::staging_size));
-        if (!bytes || length < tls_record) {
-            length = output.stage(staging, WorkerTls::staging_size);
-            if (length == 0) return FlushResult::failed;
-            bytes = staging;
-        }
-        for (size_t done = 0; done < length;) {
-            ssize_t written = stream_.write(bytes + done, std::min(tls_record, length - done));
-            if (written <= 0) return blocked_or_failed(written);
-            output.consume(static_cast<uint64_t>(written));
-            sent += static_cast<uint64_t>(written);
-            done += static_cast<size_t>(written);
-        }
-        if (output.empty()) stream_.add_close_notify();
-        if (FlushResult result = send(); result != FlushResult::done) return result;
-        if (!output.empty() && sent - sent_before >= Queue::max_bytes_per_flush)
-            return FlushResult::would_block;
-    }
-    output.clear();
-    return FlushResult::done;
+    return write_records(stream_, output, sent, worker_.staging_.get());
 }
 
 // ---- events -------------------------------------------------------------------

@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "metrics/worker_counters.hpp"
+#include "tls/record_writer.hpp"
 #include "tls/server_tls.hpp"
 #include "tls/tls_stream.hpp"
 #include "transport/transport.hpp"
@@ -26,9 +27,8 @@ public:
     // `listener`: config::listeners_of's index (its sites' certificates).
     std::unique_ptr<transport::Transport> accept(int fd, uint16_t listener);
 
-    // Where plaintext is staged so a head and a small body share a record,
-    // at most this much per write(2): a slow reader's unsent bytes stay small.
-    static constexpr size_t staging_size = 64 * 1024;
+    // Where plaintext is staged (see tls/record_writer.hpp).
+    static constexpr size_t staging_size = record_staging_size;
 
 private:
     friend class TlsTransport;

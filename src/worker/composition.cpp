@@ -17,7 +17,7 @@
 namespace portico::worker {
 
 Composition::Composition(http::ServerContext& server, uint16_t https_port,
-                         const access::LimitZones& limits)
+                         const access::LimitZones& limits, const tls::UpstreamTlsSet* upstream_tls)
     : mime_(server.config.mime), file_cache_(server.poller), waiting_(server.poller) {
     // First: every later step, handler and log line sees the real client.
     if (!server.config.server.trusted_proxies.empty()) {
@@ -30,8 +30,9 @@ Composition::Composition(http::ServerContext& server, uint16_t https_port,
         server.server_steps.push_back(steps_.back().get());
     }
     for (const config::UpstreamConfig& upstream : server.config.upstreams)
-        upstreams_.push_back(std::make_unique<proxy::Upstream>(server.poller, upstream,
-                                                               upstreams_.size(), server.counters));
+        upstreams_.push_back(std::make_unique<proxy::Upstream>(
+            server.poller, upstream, upstreams_.size(), server.counters,
+            upstream_tls ? upstream_tls->of(upstreams_.size()) : nullptr));
     for (size_t i = 0; i < server.config.locations.size(); ++i) {
         const config::LocationConfig& location = server.config.locations[i];
         http::LocationServing& serving = server.serving[i];

@@ -22,6 +22,7 @@
 #include "static/file_cache.hpp"
 #include "static/location_files.hpp"
 #include "static/mime.hpp"
+#include "tls/upstream_tls.hpp"
 
 namespace portico::rules {
 class ErrorPages;
@@ -33,9 +34,12 @@ class Composition {
 public:
     // Fills `server.server_steps` and `server.serving`; `server` must
     // outlive the composition. `https_port`: where redirect_http sends
-    // clients (the TLS listener's port, as bound).
-    // `limits`: the tables the limits share with the other workers.
-    Composition(http::ServerContext& server, uint16_t https_port, const access::LimitZones& limits);
+    // clients (the TLS listener's port, as bound). `limits`: the tables the
+    // limits share with the other workers. `upstream_tls`: the contexts of
+    // the upstreams with `tls`, which must outlive it (nullptr: the config
+    // has none).
+    Composition(http::ServerContext& server, uint16_t https_port, const access::LimitZones& limits,
+                const tls::UpstreamTlsSet* upstream_tls = nullptr);
     ~Composition();
     Composition(const Composition&) = delete;
     Composition& operator=(const Composition&) = delete;

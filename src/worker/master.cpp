@@ -175,8 +175,8 @@ bool Master::spawn(unsigned slot) {
         }
         // None of the metrics sockets: a client the master closes must see the close.
         metrics_ = AdminEndpoint();
-        _exit(run_worker(*config_, tls_.get(), slot, mine, *limits_, *counters_, lease.slot, master,
-                         ready_write_.get(), handled_signals()));
+        _exit(run_worker(*config_, tls_.get(), *upstream_tls_, slot, mine, *limits_, *counters_,
+                         lease.slot, master, ready_write_.get(), handled_signals()));
     }
     int64_t now = monotonic_ms();
     workers_.push_back({pid, slot, generation_, now, false, lease.slot, false});
@@ -218,7 +218,7 @@ int Master::run() {
         return 1;
     }
     next_key_rotation_ms_ = monotonic_ms() + ticket_key_rotation_ms;
-    if (!load_tls(*config_, tls_)) return 1;
+    if (!load_tls(*config_, tls_, upstream_tls_)) return 1;
     if (!open_sockets(*config_) || !open_metrics(*config_)) return 1;
     prepare_for_workers(*config_);
     slots_.assign(config_->server.workers, {});
@@ -346,8 +346,13 @@ void Master::start_due_restarts() {
     }
 }
 
-bool Master::load_tls(const config::Config& config, std::unique_ptr<tls::ServerTls>& out) {
+bool Master::load_tls(const config::Config& config, std::unique_ptr<tls::ServerTls>& out,
+                      std::unique_ptr<tls::UpstreamTlsSet>& upstream_out) {
     out.reset();
+    tls::UpstreamTlsSet::Loaded upstreams = tls::UpstreamTlsSet::load(config);
+    for (const config::ConfigError& error : upstreams.errors) log::error("{}", error.to_string());
+    upstream_out = std::move(upstreams.set);
+    if (!upstream_out) return false;
     if (!config.tls) return true;
     tls::ServerTls::Loaded loaded = tls::ServerTls::load(
         config, config.tls->session_tickets ? ticket_keys_.get() : nullptr);
@@ -386,7 +391,8 @@ void Master::reload() {
     }
     auto next = std::make_unique<config::Config>(std::move(*loaded.config));
     std::unique_ptr<tls::ServerTls> next_tls;
-    if (!load_tls(*next, next_tls)) {
+    std::unique_ptr<tls::UpstreamTlsSet> next_upstream_tls;
+    if (!load_tls(*next, next_tls, next_upstream_tls)) {
         reload_failed("cannot load the TLS certificates");
         return;
     }
@@ -414,6 +420,7 @@ void Master::reload() {
     config_ = std::move(next);
     tls_ = std::move(next_tls);
     limits_ = std::move(next_limits);
+    upstream_tls_ = std::move(next_upstream_tls);
     open_error_log(config_->log, "master");
     prepare_for_workers(*config_);
     ++generation_;

@@ -20,6 +20,7 @@
 #include "metrics/shared_counters.hpp"
 #include "tls/server_tls.hpp"
 #include "tls/ticket_keys.hpp"
+#include "tls/upstream_tls.hpp"
 
 namespace portico::worker {
 
@@ -55,7 +56,10 @@ private:
 
     bool open_sockets(const config::Config& config);
     // The config's certificates loaded (errors and warnings logged).
-    bool load_tls(const config::Config& config, std::unique_ptr<tls::ServerTls>& out);
+    // [tls]'s certificates and the upstreams' TLS contexts; false (logged) when
+    // a file does not load.
+    bool load_tls(const config::Config& config, std::unique_ptr<tls::ServerTls>& out,
+                  std::unique_ptr<tls::UpstreamTlsSet>& upstream_out);
     void rotate_ticket_keys_when_due();
     bool open_metrics(const config::Config& config);
     void prepare_for_workers(const config::Config& config);
@@ -94,6 +98,7 @@ private:
     std::unique_ptr<tls::TicketKeys> ticket_keys_;
     int64_t next_key_rotation_ms_ = INT64_MAX;
     std::unique_ptr<tls::ServerTls> tls_;  // of config_, when it has [tls]
+    std::unique_ptr<tls::UpstreamTlsSet> upstream_tls_;  // of config_
     AdminEndpoint metrics_;
     // Here, not in the endpoint, so a reload that moves the listener keeps them.
     metrics::SavedSnapshots snapshots_;

@@ -11,6 +11,7 @@
 #include "config/config.hpp"
 #include "metrics/shared_counters.hpp"
 #include "tls/server_tls.hpp"
+#include "tls/upstream_tls.hpp"
 
 namespace portico::worker {
 
@@ -28,9 +29,11 @@ struct ListenFd {
 // `ready_fd`: the master's pipe, told this process's pid once it accepts.
 // `tls`: the certificates of the config's [tls] (nullptr without one).
 // `limits`: the tables the limits share with the other workers.
+// `upstream_tls`: the contexts of its upstreams with `tls`.
 // `held_signals`: blocked since the fork, unblocked once the loop handles
 // them, so a signal sent meanwhile waits for the handler instead of killing.
-int run_worker(const config::Config& config, const tls::ServerTls* tls, unsigned slot,
+int run_worker(const config::Config& config, const tls::ServerTls* tls,
+               const tls::UpstreamTlsSet& upstream_tls, unsigned slot,
                const std::vector<ListenFd>& listen_fds, const access::LimitZones& limits,
                metrics::SharedCounters& counters, unsigned counter_slot, pid_t master, int ready_fd,
                const sigset_t& held_signals);

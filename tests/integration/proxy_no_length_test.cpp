@@ -35,7 +35,7 @@ TEST_CASE("a body ended by the upstream's close is complete and counts no failur
         REQUIRE(response->status == 200);
         CHECK(response->body == "body of " + target);
     }
-    for (const char* kind : {"connect", "timeout", "reset", "bad_response"}) {
+    for (const char* kind : {"connect", "timeout", "reset", "bad_response", "tls"}) {
         INFO(kind);
         CHECK(upstream_errors(metrics_port, upstream.address(), kind) == 0);
     }

@@ -90,7 +90,7 @@ std::string with_metrics(const std::string& config, uint16_t metrics_port);
 double metric(uint16_t metrics_port, const std::string& series);
 
 // portico_upstream_errors_total of one server of proxy_config's upstream
-// "app", by kind (connect, timeout, reset, bad_response).
+// "app", by kind (connect, timeout, reset, bad_response, tls).
 double upstream_errors(uint16_t metrics_port, const std::string& server_address,
                        const std::string& kind);
 

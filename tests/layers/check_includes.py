@@ -15,7 +15,8 @@ for it, nothing else. `main.cpp` composes everything and is not checked.
     http      what both protocols share: request state, Exchange, Handler,
               header and status helpers
     http1     the HTTP/1 codec            http2   the HTTP/2 codec
-    compress, static, proxy: filters and handlers, on the Exchange
+    compress, static, proxy: filters and handlers, on the Exchange (proxy
+              also on tls: an upstream's connection can be TLS)
     rules     redirect, rewrite and error pages: steps and a filter
     access    limits and access control: admission checks, shared tables
     worker    composes the rest: sites, handlers, filters, pools
@@ -43,7 +44,7 @@ BELOW = {
     "http2": ["core", "config", "transport", "metrics", "router", "http"],
     "compress": ["core", "config", "metrics", "http"],
     "static": ["core", "config", "metrics", "http"],
-    "proxy": ["core", "config", "transport", "metrics", "http"],
+    "proxy": ["core", "config", "transport", "tls", "metrics", "http"],
     "rules": ["core", "config", "metrics", "router", "http"],
     "access": ["core", "config", "metrics", "http"],
     "worker": ["core", "config", "transport", "tls", "metrics", "router", "http", "http1", "http2",

@@ -335,13 +335,48 @@ const BrokenConfig broken_configs[] = {
      "7:9",
      "location '/': proxy names unknown upstream 'ap'; define [upstream.ap] or use "
      "\"http://host:port\""},
-    {"proxy to https",
+    {"proxy to another scheme",
      "[server]\n"
      "listen = [\"127.0.0.1:0\"]\n"
      "[[location]]\n"
      "prefix = \"/\"\n"
-     "proxy = \"https://127.0.0.1:3000\"\n",
-     "5:9", "only http:// upstreams are supported"},
+     "proxy = \"ftp://127.0.0.1:3000\"\n",
+     "5:9", "only http:// and https:// upstreams are supported"},
+    {"upstream tls not a table",
+     "[server]\n"
+     "listen = [\"127.0.0.1:0\"]\n"
+     "[upstream.api]\n"
+     "servers = [\"127.0.0.1:3000\"]\n"
+     "tls = true\n",
+     "5:7", "upstream.api.tls: expected a table"},
+    {"upstream tls verify not a boolean",
+     "[server]\n"
+     "listen = [\"127.0.0.1:0\"]\n"
+     "[upstream.api]\n"
+     "servers = [\"127.0.0.1:3000\"]\n"
+     "tls = { verify = \"yes\" }\n",
+     "5:18", "upstream.api.tls.verify"},
+    {"upstream tls empty server_name",
+     "[server]\n"
+     "listen = [\"127.0.0.1:0\"]\n"
+     "[upstream.api]\n"
+     "servers = [\"127.0.0.1:3000\"]\n"
+     "tls = { server_name = \"\" }\n",
+     "5:23", "upstream.api.tls.server_name: expected a host name"},
+    {"upstream tls cert without key",
+     "[server]\n"
+     "listen = [\"127.0.0.1:0\"]\n"
+     "[upstream.api]\n"
+     "servers = [\"127.0.0.1:3000\"]\n"
+     "tls = { cert = \"client.pem\" }\n",
+     "5:7", "upstream.api.tls.key is required"},
+    {"upstream tls unknown key",
+     "[server]\n"
+     "listen = [\"127.0.0.1:0\"]\n"
+     "[upstream.api]\n"
+     "servers = [\"127.0.0.1:3000\"]\n"
+     "tls = { verfy = false }\n",
+     "5:9", "unknown key 'verfy'"},
     {"proxy URL with a path in a regex location",
      "[server]\n"
      "listen = [\"127.0.0.1:0\"]\n"

@@ -169,8 +169,10 @@ TEST_CASE("JSON carries totals, workers, locations, servers and percentiles", "[
                     "\"p90\":0.000975,\"p99\":0.0009975,\"max\":0.001,") != std::string::npos);
     CHECK(json.find("\"workers\":[{\"slot\":0,\"worker\":0,\"pid\":42,\"live\":true,") !=
           std::string::npos);
-    CHECK(json.find("\"errors\":{\"connect\":0,\"timeout\":1,\"reset\":0,\"bad_response\":0}") !=
-          std::string::npos);
+    CHECK(
+        json.find(
+            "\"errors\":{\"connect\":0,\"timeout\":1,\"reset\":0,\"bad_response\":0,\"tls\":0}") !=
+        std::string::npos);
     CHECK(json.find("\"config_reloads\":{\"ok\":1,\"failed\":0}") != std::string::npos);
     CHECK(json.find("\"upstreams\":[{\"name\":\"app\",\"queued\":2,\"queue_timeouts\":5}]") !=
           std::string::npos);
