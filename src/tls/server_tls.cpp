@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <openssl/err.h>
+#include <openssl/pem.h>
 #include <openssl/x509v3.h>
 
 #include <algorithm>
@@ -175,9 +176,17 @@ bool kernel_tls_available() {
     return available;
 }
 
-ServerTls::Loaded ServerTls::load(const config::Config& config, TicketKeys* keys) {
+ServerTls::Loaded ServerTls::load(const config::Config& config, TicketKeys* keys,
+                                  const CertificateFeed* feed) {
     Loaded loaded;
     std::unique_ptr<ServerTls> server(new ServerTls());
+    server->feed_ = feed;
+    server->policy_ = *config.tls;
+    server->offer_h2_ = config.http2.enabled;
+    server->keys_ = keys;
+    for (const config::SiteConfig& site : config.sites) server->fed_sites_.push_back(site.acme);
+    server->fed_versions_.assign(config.sites.size(), 0);
+    server->fed_contexts_.assign(config.sites.size(), nullptr);
     bool ciphers_refused = false;
     for (const config::CertificateFiles& files : config.tls->certificates)
         server->add_certificate(files, config, keys, loaded, ciphers_refused);
@@ -256,6 +265,55 @@ bool ServerTls::add_certificate(const config::CertificateFiles& files, const con
 
 ServerTls::~ServerTls() {
     for (Certificate& certificate : certificates_) SSL_CTX_free(certificate.context);
+    for (SSL_CTX* context : fed_contexts_) SSL_CTX_free(context);
+}
+
+namespace {
+
+// A chain (leaf first) and key from PEM text into `context`.
+bool use_pem(SSL_CTX* context, const std::string& chain, const std::string& key) {
+    BIO* chain_bio = BIO_new_mem_buf(chain.data(), static_cast<int>(chain.size()));
+    BIO* key_bio = BIO_new_mem_buf(key.data(), static_cast<int>(key.size()));
+    X509* leaf = PEM_read_bio_X509(chain_bio, nullptr, nullptr, nullptr);
+    EVP_PKEY* private_key = PEM_read_bio_PrivateKey(key_bio, nullptr, no_passphrase, nullptr);
+    bool good = leaf && private_key && SSL_CTX_use_certificate(context, leaf) == 1;
+    while (good) {
+        X509* intermediate = PEM_read_bio_X509(chain_bio, nullptr, nullptr, nullptr);
+        if (!intermediate) break;
+        good = SSL_CTX_add0_chain_cert(context, intermediate) == 1;
+        if (!good) X509_free(intermediate);
+    }
+    good = good && SSL_CTX_use_PrivateKey(context, private_key) == 1 &&
+           SSL_CTX_check_private_key(context) == 1;
+    X509_free(leaf);
+    EVP_PKEY_free(private_key);
+    BIO_free(chain_bio);
+    BIO_free(key_bio);
+    clear_openssl_errors();  // the end of the chain reads as an error
+    return good;
+}
+
+}  // namespace
+
+SSL_CTX* ServerTls::fed_context(size_t site) const {
+    uint64_t version = feed_->version(site);
+    if (version == fed_versions_[site]) return fed_contexts_[site];
+    std::string chain, key;
+    if (!feed_->read(site, chain, key, version)) return fed_contexts_[site];
+    fed_versions_[site] = version;  // once per version, even when it does not load
+    SSL_CTX* context = SSL_CTX_new(TLS_server_method());
+    if (!context || !apply_policy(context, policy_, offer_h2_, keys_) ||
+        !use_pem(context, chain, key)) {
+        SSL_CTX_free(context);
+        clear_openssl_errors();
+        return fed_contexts_[site];  // the last good one
+    }
+    SSL_CTX_set_tlsext_servername_callback(context, on_server_name);
+    SSL_CTX_set_tlsext_servername_arg(context, const_cast<ServerTls*>(this));
+    // Sessions that chose the old context hold a reference of their own.
+    SSL_CTX_free(fed_contexts_[site]);
+    fed_contexts_[site] = context;
+    return context;
 }
 
 SSL* ServerTls::new_session(int fd, size_t listener) const {
@@ -274,6 +332,8 @@ SSL_CTX* ServerTls::context_for(std::string_view host, size_t listener) const {
     std::string name = lower(host);
     if (!name.empty() && name.back() == '.') name.pop_back();
     int site = listener < listener_names_.size() ? listener_names_[listener].match(name) : -1;
+    if (site >= 0 && feed_ && fed_sites_[static_cast<size_t>(site)])
+        if (SSL_CTX* fed = fed_context(static_cast<size_t>(site))) return fed;
     if (site >= 0 && site_contexts_[static_cast<size_t>(site)])
         return site_contexts_[static_cast<size_t>(site)];
     // A site's certificate is for its site only (nginx: the default

@@ -1,5 +1,6 @@
 #include "worker/composition.hpp"
 
+#include "acme/challenge_step.hpp"
 #include "compress/compression_filter.hpp"
 #include "http/forwarded_client.hpp"
 #include "http/https_redirect.hpp"
@@ -20,6 +21,11 @@ Composition::Composition(http::ServerContext& server, uint16_t https_port)
     if (!server.config.server.trusted_proxies.empty()) {
         steps_.push_back(
             std::make_unique<http::ForwardedClient>(server.config.server.trusted_proxies));
+        server.server_steps.push_back(steps_.back().get());
+    }
+    // Before the https redirect: the CA asks over http.
+    if (server.config.acme && acme::inherited_board()) {
+        steps_.push_back(std::make_unique<acme::ChallengeStep>(*acme::inherited_board()));
         server.server_steps.push_back(steps_.back().get());
     }
     if (server.config.tls && server.config.tls->redirect_http) {

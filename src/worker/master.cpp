@@ -21,6 +21,8 @@
 
 #include "core/listen_socket.hpp"
 #include "core/log.hpp"
+#include "acme/stats_json.hpp"
+#include "worker/acme_process.hpp"
 #include "worker/error_log.hpp"
 #include "worker/run_as_user.hpp"
 #include "worker/service_notify.hpp"
@@ -213,14 +215,20 @@ int Master::run() {
         return 1;
     }
     next_key_rotation_ms_ = monotonic_ms() + ticket_key_rotation_ms;
+    acme_board_ = make_acme_board(*config_);
+    if (config_->acme && !acme_board_) return 1;
+    acme::set_inherited_board(acme_board_.get());
     if (!load_tls(*config_, tls_)) return 1;
     if (!open_sockets(*config_) || !open_metrics(*config_)) return 1;
     prepare_for_workers(*config_);
     slots_.assign(config_->server.workers, {});
     for (unsigned slot = 0; slot < config_->server.workers; ++slot) spawn(slot);
+    restart_acme_process();
     ready_pending_ = true;
 
-    metrics::AdminContext admin{*counters_, snapshots_, [this] { return workers_accepting(); }};
+    metrics::AdminContext admin{
+        *counters_, snapshots_, [this] { return workers_accepting(); },
+        [this] { return acme_board_ ? acme::stats_json(*config_, *acme_board_) : std::string(); }};
     std::vector<pollfd> pfds;
     while (!done_) {
         // poll(2) skips an entry whose fd is -1 (no [metrics], or its
@@ -243,6 +251,8 @@ int Master::run() {
         while (::read(signal_fd_.get(), &info, sizeof info) == sizeof info)
             handle_signal(static_cast<int>(info.ssi_signo));
         start_due_restarts();
+        if (acme_restart_at_ms_ >= 0 && monotonic_ms() >= acme_restart_at_ms_ && !stopping_)
+            restart_acme_process();
         rotate_ticket_keys_when_due();
         if (stopping_ && !workers_left()) done_ = true;
         if (stopping_ && !done_ && monotonic_ms() >= stop_deadline_ms_) {
@@ -262,6 +272,7 @@ int Master::poll_timeout_ms() const {
         if (slot.restart_at_ms >= 0) next = std::min(next, slot.restart_at_ms);
     if (stopping_) next = std::min(next, stop_deadline_ms_);
     next = std::min(next, next_key_rotation_ms_);
+    if (acme_restart_at_ms_ >= 0) next = std::min(next, acme_restart_at_ms_);
     if (next == INT64_MAX) return -1;
     return static_cast<int>(std::clamp<int64_t>(next - now, 0, 60'000));
 }
@@ -303,6 +314,16 @@ void Master::reap_children() {
     int status;
     pid_t pid;
     while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+        if (pid == acme_pid_) {
+            acme_pid_ = -1;
+            if (stopping_) continue;
+            // It only ends on a crash: try again soon, not in a loop.
+            constexpr int64_t acme_restart_delay_ms = 5'000;
+            log::error("the ACME process (pid {}) {}; restarting it in {} ms", pid,
+                       describe_exit(status), acme_restart_delay_ms);
+            acme_restart_at_ms_ = monotonic_ms() + acme_restart_delay_ms;
+            continue;
+        }
         auto it = std::find_if(workers_.begin(), workers_.end(),
                                [pid](const WorkerProcess& w) { return w.pid == pid; });
         if (it == workers_.end()) continue;
@@ -341,11 +362,37 @@ void Master::start_due_restarts() {
     }
 }
 
+std::unique_ptr<acme::Board> Master::make_acme_board(const config::Config& config) {
+    if (!config.acme) return nullptr;
+    std::string error;
+    std::unique_ptr<acme::Board> board = acme::Board::create(config.sites.size(), error);
+    if (!board) log::critical("cannot make the ACME board (shared memory): {}", error);
+    return board;
+}
+
+void Master::restart_acme_process() {
+    acme_restart_at_ms_ = -1;
+    if (acme_pid_ > 0) {
+        // Its exit is reaped as an unknown child's once acme_pid_ moved on.
+        ::kill(acme_pid_, SIGTERM);
+        acme_pid_ = -1;
+    }
+    if (!acme_board_) return;
+    acme_pid_ = start_acme_process(*config_, *acme_board_, handled_signals());
+    if (acme_pid_ < 0)
+        acme_restart_at_ms_ = monotonic_ms() + max_backoff_ms;
+    else
+        log::info("started the ACME process (pid {})", acme_pid_);
+}
+
+// The sites with `acme = true` are fed their certificates by the board, which
+// the master made before and the workers inherit.
 bool Master::load_tls(const config::Config& config, std::unique_ptr<tls::ServerTls>& out) {
     out.reset();
     if (!config.tls) return true;
-    tls::ServerTls::Loaded loaded = tls::ServerTls::load(
-        config, config.tls->session_tickets ? ticket_keys_.get() : nullptr);
+    tls::ServerTls::Loaded loaded =
+        tls::ServerTls::load(config, config.tls->session_tickets ? ticket_keys_.get() : nullptr,
+                             acme::inherited_board());
     for (const config::ConfigError& error : loaded.errors) log::error("{}", error.to_string());
     for (const std::string& warning : loaded.warnings) log::warn("{}", warning);
     out = std::move(loaded.tls);
@@ -380,16 +427,26 @@ void Master::reload() {
         return;
     }
     auto next = std::make_unique<config::Config>(std::move(*loaded.config));
+    std::unique_ptr<acme::Board> next_board = make_acme_board(*next);
+    if (next->acme && !next_board) {
+        reload_failed("cannot make the ACME board");
+        return;
+    }
+    acme::Board* serving_board = acme_board_.get();
+    acme::set_inherited_board(next_board.get());
     std::unique_ptr<tls::ServerTls> next_tls;
     if (!load_tls(*next, next_tls)) {
+        acme::set_inherited_board(serving_board);
         reload_failed("cannot load the TLS certificates");
         return;
     }
     if (!open_sockets(*next)) {
+        acme::set_inherited_board(serving_board);
         reload_failed("cannot open the new listening sockets");
         return;
     }
     if (!open_metrics(*next)) {
+        acme::set_inherited_board(serving_board);
         reload_failed("cannot open the new metrics listener");
         return;
     }
@@ -401,12 +458,14 @@ void Master::reload() {
     // share each slot's socket, so no connection finds nobody listening.
     config_ = std::move(next);
     tls_ = std::move(next_tls);
+    acme_board_ = std::move(next_board);
     open_error_log(config_->log, "master");
     prepare_for_workers(*config_);
     ++generation_;
     slots_.assign(config_->server.workers, {});
     for (WorkerProcess& worker : workers_) worker.draining = true;
     for (unsigned slot = 0; slot < config_->server.workers; ++slot) spawn(slot);
+    restart_acme_process();
     ready_pending_ = true;
     signal_workers(SIGQUIT, true);
     log::info("reloaded: {} new workers, old ones draining", config_->server.workers);
@@ -420,6 +479,7 @@ void Master::begin_shutdown() {
     service_notify::stopping("stopping: draining " + std::to_string(workers_.size()) + " workers");
     stop_deadline_ms_ = monotonic_ms() + config_->server.shutdown_timeout.count();
     signal_workers(SIGQUIT);
+    if (acme_pid_ > 0) ::kill(acme_pid_, SIGTERM);
     // New clients are refused from now on rather than left waiting in a
     // queue nobody will accept from.
     sockets_.clear();

@@ -17,6 +17,8 @@ for it, nothing else. `main.cpp` composes everything and is not checked.
     http1     the HTTP/1 codec            http2   the HTTP/2 codec
     compress, static, proxy: filters and handlers, on the Exchange
     rules     redirect, rewrite and error pages: steps and a filter
+    acme      certificates from an ACME CA: the client (run in its own
+              process), the board it shares with the workers, HTTP-01
     worker    composes the rest: sites, handlers, filters, pools
     cli       the command line's other commands
 
@@ -44,8 +46,9 @@ BELOW = {
     "static": ["core", "config", "metrics", "http"],
     "proxy": ["core", "config", "transport", "metrics", "http"],
     "rules": ["core", "config", "metrics", "router", "http"],
+    "acme": ["core", "config", "transport", "tls", "metrics", "http"],
     "worker": ["core", "config", "transport", "tls", "metrics", "router", "http", "http1", "http2",
-               "compress", "static", "proxy", "rules"],
+               "compress", "static", "proxy", "rules", "acme"],
     "cli": ["core", "config", "metrics"],
 }
 
