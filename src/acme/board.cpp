@@ -66,7 +66,16 @@ struct Board::Region {
         char token[max_token];
         char authorization[max_authorization];
     };
+    struct AlpnChallenge {
+        std::atomic<uint64_t> sequence{0};
+        uint32_t name_length = 0;  // 0: a free slot
+        uint32_t chain_length = 0;
+        uint32_t key_length = 0;
+        char name[max_name];
+        char pem[max_alpn_pem];  // the certificate, then the key
+    };
     Challenge challenges[max_challenges];
+    AlpnChallenge alpn_challenges[max_alpn_challenges];
     // Then, per site, a Certificate and a State (sites_ of each).
     Certificate* certificates() { return reinterpret_cast<Certificate*>(this + 1); }
     State* states(size_t sites) { return reinterpret_cast<State*>(certificates() + sites); }
@@ -128,6 +137,48 @@ void Board::withdraw_challenge(std::string_view token) {
         Writing writing(slot.sequence);
         slot.token_length = 0;
     }
+}
+
+bool Board::publish_alpn_challenge(std::string_view name, std::string_view chain,
+                                   std::string_view key) {
+    if (name.empty() || name.size() > max_name || chain.size() + key.size() > max_alpn_pem)
+        return false;
+    for (Region::AlpnChallenge& slot : region_->alpn_challenges) {
+        if (slot.name_length != 0) continue;
+        Writing writing(slot.sequence);
+        slot.chain_length = static_cast<uint32_t>(copy_in(slot.pem, max_alpn_pem, chain));
+        slot.key_length = static_cast<uint32_t>(
+            copy_in(slot.pem + slot.chain_length, max_alpn_pem - slot.chain_length, key));
+        slot.name_length = static_cast<uint32_t>(copy_in(slot.name, max_name, name));
+        return true;
+    }
+    return false;
+}
+
+void Board::withdraw_alpn_challenge(std::string_view name) {
+    for (Region::AlpnChallenge& slot : region_->alpn_challenges) {
+        if (std::string_view(slot.name, slot.name_length) != name) continue;
+        Writing writing(slot.sequence);
+        slot.name_length = 0;
+    }
+}
+
+bool Board::challenge_certificate(std::string_view name, std::string& chain,
+                                  std::string& key) const {
+    for (const Region::AlpnChallenge& slot : region_->alpn_challenges) {
+        bool found = false;
+        read_stable(slot.sequence, [&] {
+            uint32_t length = std::min<uint32_t>(slot.name_length, max_name);
+            found = length != 0 && std::string_view(slot.name, length) == name;
+            if (!found) return;
+            uint32_t chain_length = std::min<uint32_t>(slot.chain_length, max_alpn_pem);
+            chain.assign(slot.pem, chain_length);
+            key.assign(slot.pem + chain_length,
+                       std::min<uint32_t>(slot.key_length, max_alpn_pem - chain_length));
+        });
+        if (found) return true;
+    }
+    return false;
 }
 
 uint64_t Board::version(size_t site) const {

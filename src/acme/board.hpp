@@ -35,6 +35,10 @@ public:
     static constexpr size_t max_token = 128;
     static constexpr size_t max_authorization = 256;
     static constexpr size_t max_error = 512;
+    // TLS-ALPN-01: a self-signed certificate and key per name being validated.
+    static constexpr size_t max_alpn_challenges = 16;
+    static constexpr size_t max_name = 256;
+    static constexpr size_t max_alpn_pem = 4096;
 
     // A region for `sites` sites (config::Config::sites' indices); nullptr
     // when the system gives no shared memory (`error` says why).
@@ -49,11 +53,17 @@ public:
     // false when every challenge slot is taken.
     bool publish_challenge(std::string_view token, std::string_view key_authorization);
     void withdraw_challenge(std::string_view token);
+    // false when every TLS-ALPN-01 slot is taken or the PEM is too long.
+    bool publish_alpn_challenge(std::string_view name, std::string_view chain,
+                                std::string_view key);
+    void withdraw_alpn_challenge(std::string_view name);
 
     // The readers' side.
     uint64_t version(size_t site) const override;
     bool read(size_t site, std::string& chain, std::string& key, uint64_t& version) const override;
     std::optional<std::string> key_authorization(std::string_view token) const;
+    bool challenge_certificate(std::string_view name, std::string& chain,
+                               std::string& key) const override;
     SiteState state(size_t site) const;
     size_t sites() const { return sites_; }
 

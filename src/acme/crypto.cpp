@@ -131,6 +131,42 @@ std::string csr_base64url(EVP_PKEY* key, const std::vector<std::string>& names) 
     return encoded;
 }
 
+PemPair tls_alpn_certificate(const std::string& name, const std::string& key_authorization) {
+    KeyPtr key = new_key();
+    std::unique_ptr<X509, decltype(&X509_free)> certificate(X509_new(), X509_free);
+    if (!key || !certificate) return {};
+    X509_set_version(certificate.get(), 2);
+    ASN1_INTEGER_set(X509_get_serialNumber(certificate.get()), 1);
+    X509_gmtime_adj(X509_getm_notBefore(certificate.get()), -3600);
+    X509_gmtime_adj(X509_getm_notAfter(certificate.get()), 7 * 86400);
+    X509_NAME* subject = X509_get_subject_name(certificate.get());
+    X509_NAME_add_entry_by_txt(subject, "CN", MBSTRING_ASC,
+                               reinterpret_cast<const unsigned char*>(name.c_str()), -1, -1, 0);
+    X509_set_issuer_name(certificate.get(), subject);
+    X509_set_pubkey(certificate.get(), key.get());
+    // extnValue: the DER of `Authorization ::= OCTET STRING (SIZE (32))`.
+    unsigned char value[2 + SHA256_DIGEST_LENGTH] = {0x04, SHA256_DIGEST_LENGTH};
+    SHA256(reinterpret_cast<const unsigned char*>(key_authorization.data()),
+           key_authorization.size(), value + 2);
+    ASN1_OCTET_STRING* wrapped = ASN1_OCTET_STRING_new();
+    ASN1_OBJECT* acme_identifier = OBJ_txt2obj("1.3.6.1.5.5.7.1.31", 1);
+    X509_EXTENSION* identifier = nullptr;
+    if (wrapped && acme_identifier && ASN1_OCTET_STRING_set(wrapped, value, sizeof value) == 1)
+        identifier = X509_EXTENSION_create_by_OBJ(nullptr, acme_identifier, 1, wrapped);
+    X509_EXTENSION* san =
+        X509V3_EXT_conf_nid(nullptr, nullptr, NID_subject_alt_name, ("DNS:" + name).c_str());
+    bool good = identifier && san && X509_add_ext(certificate.get(), identifier, -1) == 1 &&
+                X509_add_ext(certificate.get(), san, -1) == 1 &&
+                X509_sign(certificate.get(), key.get(), EVP_sha256()) > 0;
+    X509_EXTENSION_free(identifier);
+    X509_EXTENSION_free(san);
+    ASN1_OBJECT_free(acme_identifier);
+    ASN1_OCTET_STRING_free(wrapped);
+    BioPtr bio(BIO_new(BIO_s_mem()));
+    if (!good || !PEM_write_bio_X509(bio.get(), certificate.get())) return {};
+    return {bio_text(bio.get()), key_pem(key.get())};
+}
+
 bool leaf_facts(std::string_view chain_pem, CertificateFacts& out) {
     BioPtr bio(BIO_new_mem_buf(chain_pem.data(), static_cast<int>(chain_pem.size())));
     std::unique_ptr<X509, decltype(&X509_free)> leaf(

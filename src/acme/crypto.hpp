@@ -34,6 +34,15 @@ std::string es256_signature(EVP_PKEY* key, std::string_view signing_input);
 // A DER CSR for `names` (the first also the subject's CN), base64url.
 std::string csr_base64url(EVP_PKEY* key, const std::vector<std::string>& names);
 
+// TLS-ALPN-01 (RFC 8737 3): a self-signed certificate for `name` with the
+// critical acmeIdentifier extension holding SHA-256(key_authorization),
+// and its new key; both PEM, empty on failure.
+struct PemPair {
+    std::string chain;
+    std::string key;
+};
+PemPair tls_alpn_certificate(const std::string& name, const std::string& key_authorization);
+
 // What the served certificate says of itself.
 struct CertificateFacts {
     int64_t not_before = 0;  // Unix seconds

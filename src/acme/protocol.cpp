@@ -40,6 +40,10 @@ std::string string_member(const json& object, const char* name, std::string_view
 
 }  // namespace
 
+const char* challenge_name(ChallengeType type) {
+    return type == ChallengeType::http01 ? "http-01" : "tls-alpn-01";
+}
+
 int64_t retry_after_seconds(const std::string& value) {
     if (value.empty()) return 0;
     int64_t seconds = 0;
@@ -149,7 +153,7 @@ json AcmeSession::poll(const std::string& url, std::initializer_list<std::string
     }
 }
 
-void AcmeSession::authorize(const std::string& authorization_url) {
+void AcmeSession::authorize(const std::string& authorization_url, ChallengeType type) {
     json authorization = post_json(authorization_url, "");
     std::string status = string_member(authorization, "status", "an authorization");
     if (status == "valid") return;
@@ -157,35 +161,50 @@ void AcmeSession::authorize(const std::string& authorization_url) {
                            ? authorization["identifier"].value("value", std::string("?"))
                            : std::string("?");
     if (status != "pending") throw AcmeError("the authorization of " + name + " is " + status);
-    const json* http01 = nullptr;
+    const json* offered = nullptr;
     if (authorization.contains("challenges") && authorization["challenges"].is_array())
         for (const json& challenge : authorization["challenges"])
-            if (challenge.is_object() && challenge.value("type", "") == "http-01")
-                http01 = &challenge;
-    if (!http01) throw AcmeError("the CA offers no http-01 challenge for " + name);
-    std::string token = string_member(*http01, "token", "the http-01 challenge");
-    std::string challenge_url = string_member(*http01, "url", "the http-01 challenge");
-    if (!challenges_.publish(token, token + "." + thumbprint_))
-        throw AcmeError("no room to publish the challenge for " + name);
+            if (challenge.is_object() && challenge.value("type", "") == challenge_name(type))
+                offered = &challenge;
+    if (!offered)
+        throw AcmeError(
+            std::string("the CA offers no ") + challenge_name(type) + " challenge for " + name, 0,
+            true);
+    std::string token = string_member(*offered, "token", "the challenge");
+    std::string challenge_url = string_member(*offered, "url", "the challenge");
+    std::string key_authorization = token + "." + thumbprint_;
+    // Published until the CA is done with it, whatever happens.
+    std::function<void()> withdraw;
+    if (type == ChallengeType::http01) {
+        if (!challenges_.publish(token, key_authorization))
+            throw AcmeError("no room to publish the challenge for " + name);
+        withdraw = [&] { challenges_.withdraw(token); };
+    } else {
+        PemPair certificate = tls_alpn_certificate(name, key_authorization);
+        if (certificate.chain.empty() ||
+            !challenges_.publish_alpn(name, certificate.chain, certificate.key))
+            throw AcmeError("cannot publish the tls-alpn-01 certificate for " + name);
+        withdraw = [&] { challenges_.withdraw_alpn(name); };
+    }
     struct Withdraw {
-        ChallengeBoard& board;
-        const std::string& token;
-        ~Withdraw() { board.withdraw(token); }
-    } withdraw{challenges_, token};
+        std::function<void()>& withdraw;
+        ~Withdraw() { withdraw(); }
+    } withdrawn_at_the_end{withdraw};
     post_json(challenge_url, "{}");
     json done = poll(authorization_url, {"pending"}, "the authorization of " + name);
     if (done.value("status", "") == "valid") return;
-    std::string why = "the authorization of " + name + " is " + done.value("status", "?");
+    std::string why = "the authorization of " + name + " by " + challenge_name(type) + " is " +
+                      done.value("status", "?");
     if (done.contains("challenges"))
         for (const json& challenge : done["challenges"])
             if (challenge.is_object() && challenge.contains("error") &&
                 challenge["error"].is_object())
                 why += ": " + challenge["error"].value("detail", std::string());
-    throw AcmeError(why);
+    throw AcmeError(why, 0, true);
 }
 
 std::string AcmeSession::order_certificate(const std::vector<std::string>& names,
-                                           EVP_PKEY* certificate_key) {
+                                           EVP_PKEY* certificate_key, ChallengeType challenge) {
     ensure_directory_and_account();
     json identifiers = json::array();
     for (const std::string& name : names) identifiers.push_back({{"type", "dns"}, {"value", name}});
@@ -201,7 +220,7 @@ std::string AcmeSession::order_certificate(const std::vector<std::string>& names
     if (!order.contains("authorizations") || !order["authorizations"].is_array())
         throw AcmeError("new order: no authorizations");
     for (const json& authorization : order["authorizations"])
-        if (authorization.is_string()) authorize(authorization.get<std::string>());
+        if (authorization.is_string()) authorize(authorization.get<std::string>(), challenge);
     std::string csr = csr_base64url(certificate_key, names);
     if (csr.empty()) throw AcmeError("cannot make the certificate request (CSR)");
     post_json(string_member(order, "finalize", "the order"), json{{"csr", csr}}.dump());

@@ -122,7 +122,11 @@ bool Renewals::ensure_account_key() {
         [this](const std::string& token, const std::string& authorization) {
             return board_.publish_challenge(token, authorization);
         },
-        [this](const std::string& token) { board_.withdraw_challenge(token); }};
+        [this](const std::string& token) { board_.withdraw_challenge(token); },
+        [this](const std::string& name, const std::string& chain, const std::string& key) {
+            return board_.publish_alpn_challenge(name, chain, key);
+        },
+        [this](const std::string& name) { board_.withdraw_alpn_challenge(name); }};
     session_ = std::make_unique<AcmeSession>(http_, account_key_.get(), acme_.directory,
                                              acme_.email, std::move(challenges));
     return true;
@@ -133,8 +137,9 @@ void Renewals::renew(Site& site) {
         ensure_account_key();
         KeyPtr key = new_key();
         if (!key) throw AcmeError("cannot make a certificate key");
-        log::info("acme: ordering a certificate for {}", joined(site.names));
-        std::string chain = session_->order_certificate(site.names, key.get());
+        log::info("acme: ordering a certificate for {} ({})", joined(site.names),
+                  challenge_name(site.challenge));
+        std::string chain = session_->order_certificate(site.names, key.get(), site.challenge);
         CertificateFacts facts;
         if (!leaf_facts(chain, facts) || !covers(facts, site.names))
             throw AcmeError("the CA's certificate does not name every name of the site");
@@ -153,6 +158,9 @@ void Renewals::renew(Site& site) {
         session_.reset();
         account_key_.reset();
         ++site.failures;
+        if (error.validation_failed)
+            site.challenge = site.challenge == ChallengeType::http01 ? ChallengeType::tls_alpn01
+                                                                     : ChallengeType::http01;
         int64_t delay = RenewalPolicy::backoff_ms(site.failures, error.retry_after);
         site.due_ms = now_ms() + delay;
         log::Level level = error.what() == site.last_error ? log::Level::debug : log::Level::error;

@@ -41,6 +41,8 @@ private:
         std::string chain_path, key_path;
         int64_t due_ms = 0;
         unsigned failures = 0;
+        // HTTP-01 first; after a failed validation the other type, in a new order.
+        ChallengeType challenge = ChallengeType::http01;
         std::string last_error;
         int64_t not_after = 0;  // of the certificate served, 0: none yet
     };

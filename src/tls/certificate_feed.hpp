@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace portico::tls {
 
@@ -19,6 +20,10 @@ public:
     // false while the site has none.
     virtual bool read(size_t site, std::string& chain, std::string& key,
                       uint64_t& version) const = 0;
+    // TLS-ALPN-01 (RFC 8737): the self-signed certificate and key that
+    // prove `name` (lower case) to the CA, while it is being validated.
+    virtual bool challenge_certificate(std::string_view name, std::string& chain,
+                                       std::string& key) const = 0;
 };
 
 }  // namespace portico::tls

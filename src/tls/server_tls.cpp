@@ -15,6 +15,7 @@
 #include <iterator>
 #include <span>
 
+#include "tls/alpn_challenge.hpp"
 #include "tls/openssl_error.hpp"
 #include "tls/ticket_keys.hpp"
 
@@ -206,6 +207,11 @@ ServerTls::Loaded ServerTls::load(const config::Config& config, TicketKeys* keys
                                     ciphers_refused))
             server->site_contexts_[site] = server->certificates_.back().context;
     }
+    bool any_fed = std::find(server->fed_sites_.begin(), server->fed_sites_.end(), true) !=
+                   server->fed_sites_.end();
+    if (feed && any_fed && !server->certificates_.empty())
+        SSL_CTX_set_client_hello_cb(server->certificates_.front().context, on_client_hello,
+                                    server.get());
     if (loaded.errors.empty()) loaded.tls = std::move(server);
     return loaded;
 }
@@ -268,33 +274,6 @@ ServerTls::~ServerTls() {
     for (SSL_CTX* context : fed_contexts_) SSL_CTX_free(context);
 }
 
-namespace {
-
-// A chain (leaf first) and key from PEM text into `context`.
-bool use_pem(SSL_CTX* context, const std::string& chain, const std::string& key) {
-    BIO* chain_bio = BIO_new_mem_buf(chain.data(), static_cast<int>(chain.size()));
-    BIO* key_bio = BIO_new_mem_buf(key.data(), static_cast<int>(key.size()));
-    X509* leaf = PEM_read_bio_X509(chain_bio, nullptr, nullptr, nullptr);
-    EVP_PKEY* private_key = PEM_read_bio_PrivateKey(key_bio, nullptr, no_passphrase, nullptr);
-    bool good = leaf && private_key && SSL_CTX_use_certificate(context, leaf) == 1;
-    while (good) {
-        X509* intermediate = PEM_read_bio_X509(chain_bio, nullptr, nullptr, nullptr);
-        if (!intermediate) break;
-        good = SSL_CTX_add0_chain_cert(context, intermediate) == 1;
-        if (!good) X509_free(intermediate);
-    }
-    good = good && SSL_CTX_use_PrivateKey(context, private_key) == 1 &&
-           SSL_CTX_check_private_key(context) == 1;
-    X509_free(leaf);
-    EVP_PKEY_free(private_key);
-    BIO_free(chain_bio);
-    BIO_free(key_bio);
-    clear_openssl_errors();  // the end of the chain reads as an error
-    return good;
-}
-
-}  // namespace
-
 SSL_CTX* ServerTls::fed_context(size_t site) const {
     uint64_t version = feed_->version(site);
     if (version == fed_versions_[site]) return fed_contexts_[site];
@@ -346,6 +325,20 @@ SSL_CTX* ServerTls::context_for(std::string_view host, size_t listener) const {
         for (const std::string& covered : certificate.names)
             if (wildcard_covers(covered, name)) return certificate.context;
     return certificates_.front().context;
+}
+
+int ServerTls::on_client_hello(SSL* ssl, int*, void* self) {
+    std::string name, chain, key;
+    if (!asks_for_acme_tls(ssl, name)) return SSL_CLIENT_HELLO_SUCCESS;
+    const CertificateFeed& feed = *static_cast<const ServerTls*>(self)->feed_;
+    // A name not being validated: the handshake goes on as any other, and
+    // fails for want of a common protocol.
+    if (!feed.challenge_certificate(name, chain, key)) return SSL_CLIENT_HELLO_SUCCESS;
+    if (SSL_CTX* context = challenge_context(chain, key)) {
+        SSL_set_SSL_CTX(ssl, context);
+        SSL_CTX_free(context);  // the session holds it now
+    }
+    return SSL_CLIENT_HELLO_SUCCESS;
 }
 
 int ServerTls::on_server_name(SSL* ssl, int*, void* self) {

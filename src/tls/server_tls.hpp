@@ -60,6 +60,8 @@ private:
 
     ServerTls() = default;
     static int on_server_name(SSL* ssl, int* alert, void* self);
+    // TLS-ALPN-01: a CA's validation handshake gets the challenge certificate.
+    static int on_client_hello(SSL* ssl, int* alert, void* self);
     // The fed site's newest certificate, loaded into a context when its
     // version changed since the last handshake; nullptr while it has none.
     SSL_CTX* fed_context(size_t site) const;

@@ -102,6 +102,15 @@ TEST_CASE("acme: a site gets its certificate from pebble, serves it, and a resta
             CHECK((info.st_mode & 0777) == 0600);
         }
         first_serial = read_text(storage.path() + "/a.acme.test.crt");
+        // A reload: the new ACME process hands the stored certificate to the new workers.
+        portico.signal(SIGHUP);
+        REQUIRE(portico.wait_for_log("reusing the stored certificate of a.acme.test"));
+        REQUIRE(portico.wait_for_log("reloaded"));
+        std::this_thread::sleep_for(200ms);
+        TlsClient reloaded(port, sni("a.acme.test", pebble.issuing_root()));
+        REQUIRE(reloaded.handshake());
+        CHECK(reloaded.verify_result() == X509_V_OK);
+        CHECK(count_of(portico.log(), "ordering a certificate") == 1);
         portico.signal(SIGTERM);
         REQUIRE(portico.wait_exit(10s));
     }
@@ -149,6 +158,45 @@ TEST_CASE(
     REQUIRE(open.send("GET / HTTP/1.1\r\nHost: a.acme.test\r\n\r\n"));
     ResponseReader reader(open);
     auto response = reader.read(5s);
+    REQUIRE(response);
+    CHECK(response->status == 200);
+}
+
+TEST_CASE(
+    "acme: when HTTP-01 fails, a new order proves the names by TLS-ALPN-01 on the TLS "
+    "listener",
+    "[acme]") {
+    if (!pebble_installed())
+        PORTICO_SKIP("pebble is not installed (deploy/install-deps.sh --test)");
+    Certificates certs;
+    TempDir storage;
+    uint16_t http_port = free_port(), fixed_tls_port = free_port();
+    // HTTP-01 is validated where nobody listens: it fails, and TLS-ALPN-01 is next.
+    Pebble pebble({.http_port = free_port(), .tls_port = fixed_tls_port});
+    std::string config = acme_config(http_port, certs.entry("a"), pebble.directory(),
+                                     pebble.api_root(), storage.path());
+    const std::string any_port = "listen = [\"127.0.0.1:0\"]\ncertificates";
+    config.replace(config.find(any_port), any_port.size(),
+                   "listen = [\"127.0.0.1:" + std::to_string(fixed_tls_port) + "\"]\ncertificates");
+    Portico portico(config);
+    INFO(portico.log());
+    REQUIRE(portico.wait_for_log("by http-01 is invalid", 1, 20s));
+    REQUIRE(portico.wait_for_log("new certificate for a.acme.test", 1, 20s));
+    CHECK(contains(portico.log(),
+                   "ordering a certificate for a.acme.test, www.a.acme.test (tls-alpn-01)"));
+    TlsClient client(fixed_tls_port, sni("www.a.acme.test", pebble.issuing_root()));
+    REQUIRE(client.handshake());
+    CHECK(client.verify_result() == X509_V_OK);
+    CHECK(client.peer_names() == "DNS:a.acme.test,DNS:www.a.acme.test");
+    // acme-tls/1 for a name not being validated: an ordinary handshake
+    // without ALPN, on the site's certificate.
+    TlsOptions probe = sni("a.acme.test", pebble.issuing_root());
+    probe.alpn = {"acme-tls/1"};
+    TlsClient prober(fixed_tls_port, probe);
+    REQUIRE(prober.handshake());
+    CHECK(prober.alpn() == "");
+    CHECK(prober.verify_result() == X509_V_OK);
+    auto response = get_over_tls(fixed_tls_port, "a.acme.test", pebble.issuing_root());
     REQUIRE(response);
     CHECK(response->status == 200);
 }

@@ -3,6 +3,7 @@
 // renewal schedule and the shared board.
 #include <openssl/ecdsa.h>
 #include <openssl/pem.h>
+#include <openssl/sha.h>
 #include <openssl/x509v3.h>
 
 #include <ctime>
@@ -99,6 +100,33 @@ TEST_CASE("acme: the CSR names every name and is signed by the certificate key",
     GENERAL_NAMES_free(names);
     sk_X509_EXTENSION_pop_free(extensions, X509_EXTENSION_free);
     X509_REQ_free(request);
+}
+
+TEST_CASE("acme: the TLS-ALPN-01 certificate carries the key authorization's digest", "[acme]") {
+    PemPair pair = tls_alpn_certificate("a.test", "token.thumb");
+    REQUIRE_FALSE(pair.chain.empty());
+    REQUIRE(key_from_pem(pair.key));
+    BIO* bio = BIO_new_mem_buf(pair.chain.data(), static_cast<int>(pair.chain.size()));
+    X509* certificate = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr);
+    BIO_free(bio);
+    REQUIRE(certificate);
+    ASN1_OBJECT* acme_identifier = OBJ_txt2obj("1.3.6.1.5.5.7.1.31", 1);
+    int index = X509_get_ext_by_OBJ(certificate, acme_identifier, -1);
+    ASN1_OBJECT_free(acme_identifier);
+    REQUIRE(index >= 0);
+    X509_EXTENSION* extension = X509_get_ext(certificate, index);
+    CHECK(X509_EXTENSION_get_critical(extension) == 1);
+    const ASN1_OCTET_STRING* value = X509_EXTENSION_get_data(extension);
+    unsigned char expected[2 + 32] = {0x04, 32};
+    std::string authorization = "token.thumb";
+    SHA256(reinterpret_cast<const unsigned char*>(authorization.data()), authorization.size(),
+           expected + 2);
+    REQUIRE(ASN1_STRING_length(value) == 34);
+    CHECK(std::equal(expected, expected + 34, ASN1_STRING_get0_data(value)));
+    CertificateFacts facts;
+    REQUIRE(leaf_facts(pair.chain, facts));
+    CHECK(facts.names == std::vector<std::string>{"a.test"});
+    X509_free(certificate);
 }
 
 TEST_CASE("acme: responses by Content-Length, chunked or up to the close", "[acme]") {
