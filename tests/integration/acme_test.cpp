@@ -9,6 +9,7 @@
 
 #include <signal.h>
 
+#include <atomic>
 #include <thread>
 
 #include <catch2/catch.hpp>
@@ -46,6 +47,17 @@ std::optional<Response> get_over_tls(uint16_t port, const std::string& name,
                      sni(name, ca_file));
 }
 
+// The serial of the leaf served to `openssl s_client` naming `name`.
+std::string served_serial(uint16_t port, const std::string& name) {
+    return run_shell("echo | openssl s_client -connect 127.0.0.1:" + std::to_string(port) +
+                     " -servername " + name + " 2>/dev/null | openssl x509 -noout -serial")
+        .output;
+}
+
+std::string stored_serial(const std::string& chain_file) {
+    return run_shell("openssl x509 -noout -serial -in " + chain_file).output;
+}
+
 nlohmann::json acme_stats(const Portico& portico) {
     nlohmann::json stats = nlohmann::json::parse(scrape(metrics_port(portico), "/stats"));
     REQUIRE(stats.contains("acme"));
@@ -74,7 +86,7 @@ TEST_CASE("acme: a site gets its certificate from pebble, serves it, and a resta
     const std::string config =
         acme_config(http_port, certs.entry("a"), pebble.directory(), pebble.api_root(),
                     storage.path(), "redirect_http = true\n");
-    std::string first_serial;
+    std::string first_chain;
     {
         Portico portico(config);
         INFO(portico.log());
@@ -101,7 +113,10 @@ TEST_CASE("acme: a site gets its certificate from pebble, serves it, and a resta
             REQUIRE(::stat((storage.path() + file).c_str(), &info) == 0);
             CHECK((info.st_mode & 0777) == 0600);
         }
-        first_serial = read_text(storage.path() + "/a.acme.test.crt");
+        first_chain = read_text(storage.path() + "/a.acme.test.crt");
+        CHECK_THAT(served_serial(port, "a.acme.test"), Catch::StartsWith("serial="));
+        CHECK(served_serial(port, "a.acme.test") ==
+              stored_serial(storage.path() + "/a.acme.test.crt"));
         // A reload: the new ACME process hands the stored certificate to the new workers.
         portico.signal(SIGHUP);
         REQUIRE(portico.wait_for_log("reusing the stored certificate of a.acme.test"));
@@ -123,7 +138,7 @@ TEST_CASE("acme: a site gets its certificate from pebble, serves it, and a resta
     CHECK(response->status == 200);
     std::this_thread::sleep_for(300ms);
     CHECK_FALSE(contains(again.log(), "ordering a certificate"));
-    CHECK(read_text(storage.path() + "/a.acme.test.crt") == first_serial);
+    CHECK(read_text(storage.path() + "/a.acme.test.crt") == first_chain);
 }
 
 TEST_CASE(
@@ -136,21 +151,41 @@ TEST_CASE(
     TempDir storage;
     uint16_t http_port = free_port();
     // 6 s: renewed 4 to 4.2 s after it was issued.
-    Pebble pebble({.http_port = http_port, .validity_seconds = 6});
-    Portico portico(acme_config(http_port, certs.entry("a"), pebble.directory(), pebble.api_root(),
-                                storage.path()));
+    auto pebble =
+        std::make_unique<Pebble>(PebbleOptions{.http_port = http_port, .validity_seconds = 6});
+    Portico portico(acme_config(http_port, certs.entry("a"), pebble->directory(),
+                                pebble->api_root(), storage.path()));
     INFO(portico.log());
     REQUIRE(portico.wait_for_log("new certificate for a.acme.test", 1, 20s));
     uint16_t port = tls_port(portico);
     std::string first = read_text(storage.path() + "/a.acme.test.crt");
+    const std::string issuing_root = pebble->issuing_root();
     // A keep-alive connection made on the first certificate.
-    TlsClient open(port, sni("a.acme.test", pebble.issuing_root()));
+    TlsClient open(port, sni("a.acme.test", issuing_root));
     REQUIRE(open.handshake());
-    REQUIRE(portico.wait_for_log("new certificate for a.acme.test", 2, 15s));
+    // Clients keep coming through the swap: every one is served.
+    std::atomic<bool> swapping{true};
+    std::atomic<int> served{0}, failed{0};
+    std::thread load([&] {
+        while (swapping) {
+            auto answer = get_over_tls(port, "a.acme.test");
+            (answer && answer->status == 200 ? served : failed)++;
+        }
+    });
+    bool renewed = portico.wait_for_log("new certificate for a.acme.test", 2, 15s);
+    std::this_thread::sleep_for(200ms);
+    swapping = false;
+    load.join();
+    REQUIRE(renewed);
+    CHECK(failed == 0);
+    CHECK(served > 10);
     std::string second = read_text(storage.path() + "/a.acme.test.crt");
     CHECK(second != first);
+    const std::string chain_file = storage.path() + "/a.acme.test.crt";
+    CHECK_THAT(served_serial(port, "a.acme.test"), Catch::StartsWith("serial="));
+    CHECK(served_serial(port, "a.acme.test") == stored_serial(chain_file));
     // New handshakes get the new certificate, without a reload.
-    TlsClient fresh(port, sni("a.acme.test", pebble.issuing_root()));
+    TlsClient fresh(port, sni("a.acme.test", issuing_root));
     REQUIRE(fresh.handshake());
     CHECK(fresh.verify_result() == X509_V_OK);
     CHECK_FALSE(contains(portico.log(), "reload"));
@@ -160,6 +195,17 @@ TEST_CASE(
     auto response = reader.read(5s);
     REQUIRE(response);
     CHECK(response->status == 200);
+
+    // The CA goes away: the next renewal fails, and the last good
+    // certificate is still served (not [tls]'s default).
+    int64_t not_after = acme_stats(portico)["not_after"].get<int64_t>();
+    pebble.reset();
+    REQUIRE(portico.wait_for_log("still serving the last good certificate", 1, 10s));
+    CHECK(served_names(port, "a.acme.test") == "DNS:a.acme.test,DNS:www.a.acme.test");
+    nlohmann::json state = acme_stats(portico);
+    CHECK(state["not_after"].get<int64_t>() == not_after);
+    CHECK_THAT(state["last_error"].get<std::string>(), Catch::Contains("cannot connect"));
+    CHECK(read_text(storage.path() + "/a.acme.test.crt") == second);
 }
 
 TEST_CASE(
