@@ -154,23 +154,31 @@ void Renewals::renew(Site& site) {
         log::info("acme: new certificate for {}, valid until {}, renewal in {}", site.names.front(),
                   facts.not_after, seconds_text(site.due_ms - now_ms()));
     } catch (const AcmeError& error) {
-        // The next session starts afresh: a new directory, nonce and account lookup.
-        session_.reset();
-        account_key_.reset();
-        ++site.failures;
-        if (error.validation_failed)
-            site.challenge = site.challenge == ChallengeType::http01 ? ChallengeType::tls_alpn01
-                                                                     : ChallengeType::http01;
-        int64_t delay = RenewalPolicy::backoff_ms(site.failures, error.retry_after);
-        site.due_ms = now_ms() + delay;
-        log::Level level = error.what() == site.last_error ? log::Level::debug : log::Level::error;
-        log::log(level, "acme: {}: {}; {}, next attempt in {}", site.names.front(), error.what(),
-                 site.not_after ? "still serving the last good certificate"
-                                : "serving [tls]'s default certificate meanwhile",
-                 seconds_text(delay));
-        site.last_error = error.what();
-        publish_state(site);
+        failed(site, error);
+    } catch (const std::exception& error) {
+        // A JSON member of an unexpected type (nlohmann's type_error), or no memory.
+        failed(site,
+               AcmeError(std::string("the CA's answer is not as RFC 8555 says: ") + error.what()));
     }
+}
+
+void Renewals::failed(Site& site, const AcmeError& error) {
+    // The next session starts afresh: a new directory, nonce and account lookup.
+    session_.reset();
+    account_key_.reset();
+    ++site.failures;
+    if (error.validation_failed)
+        site.challenge = site.challenge == ChallengeType::http01 ? ChallengeType::tls_alpn01
+                                                                 : ChallengeType::http01;
+    int64_t delay = RenewalPolicy::backoff_ms(site.failures, error.retry_after);
+    site.due_ms = now_ms() + delay;
+    log::Level level = error.what() == site.last_error ? log::Level::debug : log::Level::error;
+    log::log(level, "acme: {}: {}; {}, next attempt in {}", site.names.front(), error.what(),
+             site.not_after ? "still serving the last good certificate"
+                            : "serving [tls]'s default certificate meanwhile",
+             seconds_text(delay));
+    site.last_error = error.what();
+    publish_state(site);
 }
 
 void Renewals::run() {

@@ -49,6 +49,9 @@ private:
 
     void reuse_stored(Site& site);
     void renew(Site& site);
+    // Schedules the retry (back-off, Retry-After, the other challenge type
+    // after a failed validation) and logs the error when it changed.
+    void failed(Site& site, const AcmeError& error);
     void served(Site& site, const std::string& chain, const std::string& key,
                 const CertificateFacts& facts);
     void publish_state(const Site& site);

@@ -118,7 +118,10 @@ Pebble::Pebble(const PebbleOptions& options) {
     pebble_ = std::make_unique<Child>(
         std::vector<std::string>{"pebble", "-config", dir_.path() + "/pebble.json", "-strict",
                                  "-dnsserver", dns},
-        dir_.path(), dir_.path() + "/pebble.log", std::vector<std::string>{"PEBBLE_VA_NOSLEEP=1"});
+        dir_.path(), dir_.path() + "/pebble.log",
+        std::vector<std::string>{
+            "PEBBLE_VA_NOSLEEP=1",
+            "PEBBLE_WFE_NONCEREJECT=" + std::to_string(options.nonce_reject_percent)});
     wait_until_answering(directory(), api_root(), "pebble");
 }
 

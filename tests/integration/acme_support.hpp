@@ -37,9 +37,10 @@ private:
 void make_api_certificate(const std::string& folder);
 
 struct PebbleOptions {
-    uint16_t http_port = 0;    // where pebble validates HTTP-01: portico's cleartext listener
-    uint16_t tls_port = 0;     // ... and TLS-ALPN-01
-    int validity_seconds = 0;  // of the certificates it issues; 0: pebble's default (5 years)
+    uint16_t http_port = 0;        // where pebble validates HTTP-01: portico's cleartext listener
+    uint16_t tls_port = 0;         // ... and TLS-ALPN-01
+    int validity_seconds = 0;      // of the certificates it issues; 0: pebble's default (5 years)
+    int nonce_reject_percent = 5;  // good nonces refused as badNonce (pebble's default: 5)
 };
 
 class Pebble {

@@ -81,7 +81,9 @@ TEST_CASE("acme: a site gets its certificate from pebble, serves it, and a resta
     Certificates certs;
     TempDir storage;
     uint16_t http_port = free_port();
-    Pebble pebble({.http_port = http_port});
+    // A lying CA: a third of the good nonces are refused (badNonce), each
+    // request is signed again with the nonce that came with the refusal.
+    Pebble pebble({.http_port = http_port, .nonce_reject_percent = 30});
     // redirect_http: the challenge is answered before the redirect.
     const std::string config =
         acme_config(http_port, certs.entry("a"), pebble.directory(), pebble.api_root(),
