@@ -222,15 +222,4 @@ SiteState Board::state(size_t site) const {
     return state;
 }
 
-namespace {
-Board* inherited = nullptr;
-}
-
-Board* inherited_board() {
-    return inherited;
-}
-void set_inherited_board(Board* board) {
-    inherited = board;
-}
-
 }  // namespace portico::acme

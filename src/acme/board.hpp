@@ -76,10 +76,4 @@ private:
     size_t sites_;
 };
 
-// The board the master made before forking this process, or nullptr (no
-// [acme], or `portico -t`). Set by the master; the workers' challenge step
-// and the ACME process read it.
-Board* inherited_board();
-void set_inherited_board(Board* board);
-
 }  // namespace portico::acme

@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <openssl/err.h>
-#include <openssl/pem.h>
 #include <openssl/x509v3.h>
 
 #include <algorithm>
@@ -332,7 +331,7 @@ int ServerTls::on_client_hello(SSL* ssl, int*, void* self) {
     if (!asks_for_acme_tls(ssl, name)) return SSL_CLIENT_HELLO_SUCCESS;
     const CertificateFeed& feed = *static_cast<const ServerTls*>(self)->feed_;
     // A name not being validated: the handshake goes on as any other, and
-    // fails for want of a common protocol.
+    // without ALPN (no protocol in common).
     if (!feed.challenge_certificate(name, chain, key)) return SSL_CLIENT_HELLO_SUCCESS;
     if (SSL_CTX* context = challenge_context(chain, key)) {
         SSL_set_SSL_CTX(ssl, context);

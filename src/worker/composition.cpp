@@ -15,7 +15,8 @@
 
 namespace portico::worker {
 
-Composition::Composition(http::ServerContext& server, uint16_t https_port)
+Composition::Composition(http::ServerContext& server, uint16_t https_port,
+                         const acme::Board* acme_board)
     : mime_(server.config.mime), file_cache_(server.poller) {
     // First: every later step, handler and log line sees the real client.
     if (!server.config.server.trusted_proxies.empty()) {
@@ -24,8 +25,8 @@ Composition::Composition(http::ServerContext& server, uint16_t https_port)
         server.server_steps.push_back(steps_.back().get());
     }
     // Before the https redirect: the CA asks over http.
-    if (server.config.acme && acme::inherited_board()) {
-        steps_.push_back(std::make_unique<acme::ChallengeStep>(*acme::inherited_board()));
+    if (acme_board) {
+        steps_.push_back(std::make_unique<acme::ChallengeStep>(*acme_board));
         server.server_steps.push_back(steps_.back().get());
     }
     if (server.config.tls && server.config.tls->redirect_http) {

@@ -25,14 +25,20 @@ namespace portico::rules {
 class ErrorPages;
 }
 
+namespace portico::acme {
+class Board;
+}
+
 namespace portico::worker {
 
 class Composition {
 public:
     // Fills `server.server_steps` and `server.serving`; `server` must
     // outlive the composition. `https_port`: where redirect_http sends
-    // clients (the TLS listener's port, as bound).
-    Composition(http::ServerContext& server, uint16_t https_port);
+    // clients (the TLS listener's port, as bound). `acme_board`: where the
+    // ACME process publishes the HTTP-01 challenges (nullptr: no [acme]).
+    Composition(http::ServerContext& server, uint16_t https_port,
+                const acme::Board* acme_board = nullptr);
     ~Composition();
     Composition(const Composition&) = delete;
     Composition& operator=(const Composition&) = delete;

@@ -177,8 +177,8 @@ bool Master::spawn(unsigned slot) {
         }
         // None of the metrics sockets: a client the master closes must see the close.
         metrics_ = AdminEndpoint();
-        _exit(run_worker(*config_, tls_.get(), slot, mine, *counters_, lease.slot, master,
-                         ready_write_.get(), handled_signals()));
+        _exit(run_worker(*config_, tls_.get(), acme_board_.get(), slot, mine, *counters_,
+                         lease.slot, master, ready_write_.get(), handled_signals()));
     }
     int64_t now = monotonic_ms();
     workers_.push_back({pid, slot, generation_, now, false, lease.slot, false});
@@ -217,8 +217,7 @@ int Master::run() {
     next_key_rotation_ms_ = monotonic_ms() + ticket_key_rotation_ms;
     acme_board_ = make_acme_board(*config_);
     if (config_->acme && !acme_board_) return 1;
-    acme::set_inherited_board(acme_board_.get());
-    if (!load_tls(*config_, tls_)) return 1;
+    if (!load_tls(*config_, acme_board_.get(), tls_)) return 1;
     if (!open_sockets(*config_) || !open_metrics(*config_)) return 1;
     prepare_for_workers(*config_);
     slots_.assign(config_->server.workers, {});
@@ -387,12 +386,12 @@ void Master::restart_acme_process() {
 
 // The sites with `acme = true` are fed their certificates by the board, which
 // the master made before and the workers inherit.
-bool Master::load_tls(const config::Config& config, std::unique_ptr<tls::ServerTls>& out) {
+bool Master::load_tls(const config::Config& config, const acme::Board* acme_board,
+                      std::unique_ptr<tls::ServerTls>& out) {
     out.reset();
     if (!config.tls) return true;
-    tls::ServerTls::Loaded loaded =
-        tls::ServerTls::load(config, config.tls->session_tickets ? ticket_keys_.get() : nullptr,
-                             acme::inherited_board());
+    tls::ServerTls::Loaded loaded = tls::ServerTls::load(
+        config, config.tls->session_tickets ? ticket_keys_.get() : nullptr, acme_board);
     for (const config::ConfigError& error : loaded.errors) log::error("{}", error.to_string());
     for (const std::string& warning : loaded.warnings) log::warn("{}", warning);
     out = std::move(loaded.tls);
@@ -432,21 +431,16 @@ void Master::reload() {
         reload_failed("cannot make the ACME board");
         return;
     }
-    acme::Board* serving_board = acme_board_.get();
-    acme::set_inherited_board(next_board.get());
     std::unique_ptr<tls::ServerTls> next_tls;
-    if (!load_tls(*next, next_tls)) {
-        acme::set_inherited_board(serving_board);
+    if (!load_tls(*next, next_board.get(), next_tls)) {
         reload_failed("cannot load the TLS certificates");
         return;
     }
     if (!open_sockets(*next)) {
-        acme::set_inherited_board(serving_board);
         reload_failed("cannot open the new listening sockets");
         return;
     }
     if (!open_metrics(*next)) {
-        acme::set_inherited_board(serving_board);
         reload_failed("cannot open the new metrics listener");
         return;
     }

@@ -55,7 +55,8 @@ private:
 
     bool open_sockets(const config::Config& config);
     // The config's certificates loaded (errors and warnings logged).
-    bool load_tls(const config::Config& config, std::unique_ptr<tls::ServerTls>& out);
+    bool load_tls(const config::Config& config, const acme::Board* acme_board,
+                  std::unique_ptr<tls::ServerTls>& out);
     void rotate_ticket_keys_when_due();
     bool open_metrics(const config::Config& config);
     // A board for `config`'s sites when it has [acme] (else nullptr).

@@ -7,6 +7,7 @@
 
 #include <vector>
 
+#include "acme/board.hpp"
 #include "config/config.hpp"
 #include "metrics/shared_counters.hpp"
 #include "tls/server_tls.hpp"
@@ -26,11 +27,12 @@ struct ListenFd {
 // `counter_slot`: the slot of the shared counters this process writes.
 // `ready_fd`: the master's pipe, told this process's pid once it accepts.
 // `tls`: the certificates of the config's [tls] (nullptr without one).
+// `acme_board`: what the ACME process publishes (nullptr without [acme]).
 // `held_signals`: blocked since the fork, unblocked once the loop handles
 // them, so a signal sent meanwhile waits for the handler instead of killing.
-int run_worker(const config::Config& config, const tls::ServerTls* tls, unsigned slot,
-               const std::vector<ListenFd>& listen_fds,
-               metrics::SharedCounters& counters, unsigned counter_slot, pid_t master,
-               int ready_fd, const sigset_t& held_signals);
+int run_worker(const config::Config& config, const tls::ServerTls* tls,
+               const acme::Board* acme_board, unsigned slot,
+               const std::vector<ListenFd>& listen_fds, metrics::SharedCounters& counters,
+               unsigned counter_slot, pid_t master, int ready_fd, const sigset_t& held_signals);
 
 }  // namespace portico::worker
