@@ -35,6 +35,7 @@ if [ "${1:-}" = "--test" ]; then
   packages+=(wrk slowhttptest)  # tests/soak: keep-alive load and slowloris heads
   packages+=(python3-h2 python3-brotli python3-zstandard)  # tests/soak: HTTP/2 clients, decoding br and zstd
   packages+=(nginx)  # tests/diff: portico's answers compared with nginx's, same config by scenario
+  packages+=(pebble)  # tests/acme: Let's Encrypt's ACME test CA, started on loopback (-strict)
   packages+=(iproute2)  # ss: a server socket's send buffer (static_send_buffer_test)
   # The package tests (tests/package/): cpack -G DEB reads the libraries'
   # package names with dpkg-shlibdeps (dpkg-dev) after `file` finds the

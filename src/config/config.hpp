@@ -142,6 +142,15 @@ struct MetricsConfig {
     SocketAddress listen;
 };
 
+// [acme]: certificates obtained and renewed from an ACME CA (RFC 8555) for
+// the sites with `acme = true`.
+struct AcmeConfig {
+    std::string email;      // the account's contact; empty: none
+    std::string directory;  // the CA's directory URL (https://)
+    std::string storage;    // absolute; the account key, certificates and keys (0600)
+    std::string ca_root;    // absolute PEM file trusted for the CA's API; empty: the system's
+};
+
 enum class Balance { round_robin, least_conn, ip_hash };
 
 // tls = { verify, ca, server_name, cert, key } on an upstream: its servers
@@ -353,6 +362,7 @@ struct SiteConfig {
     std::vector<SocketAddress> listen;  // empty: every [server] and [tls] listener
     bool is_default = false;
     std::optional<CertificateFiles> certificate;
+    bool acme = false;              // its certificate comes from [acme]
     std::vector<size_t> locations;  // indices into Config::locations, in file order
     SourcePosition where;
 };
@@ -363,6 +373,7 @@ struct Config {
     LogConfig log;
     std::optional<MetricsConfig> metrics;
     std::optional<TlsConfig> tls;
+    std::optional<AcmeConfig> acme;
     Http2Config http2;
     std::vector<std::pair<std::string, std::string>> mime;  // extension (no dot) -> type
     std::vector<UpstreamConfig> upstreams;  // named ones in file order, then inline ones

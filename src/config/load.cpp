@@ -63,6 +63,7 @@ void read_top_level(const toml::table& root, LoadContext& context, Config& confi
     if (const toml::node* tls = top.get("tls")) {
         read_tls(*tls, context, config.server, config.tls);
     }
+    if (const toml::node* acme = top.get("acme")) read_acme(*acme, context, config.acme);
     if (const toml::node* http2 = top.get("http2")) {
         read_http2(*http2, context, config.http2);
     }

@@ -81,6 +81,7 @@ void read_site(const toml::table& table, LoadContext& context, Config& config,
             reader.report("certificate", *certificate,
                           "needs a [tls] section: the certificate is for its listeners");
     }
+    read_site_acme(reader, config, site);
     size_t index = config.sites.size();
     if (const toml::node* locations = reader.get("location")) {
         size_t first = config.locations.size();

@@ -74,6 +74,10 @@ std::optional<CertificateFiles> read_certificate_files(const toml::node& node,
                                                        std::string_view field,
                                                        LoadContext& context);
 void read_http2(const toml::node& node, LoadContext& context, Http2Config& http2);
+// [acme] (load_acme.cpp); a site's `acme` key once its names and
+// certificate are read.
+void read_acme(const toml::node& node, LoadContext& context, std::optional<AcmeConfig>& acme);
+void read_site_acme(TableReader& reader, const Config& config, SiteConfig& site);
 void read_mime(const toml::node& node, LoadContext& context,
                std::vector<std::pair<std::string, std::string>>& mime);
 

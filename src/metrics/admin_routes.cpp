@@ -69,7 +69,10 @@ AdminResponse metrics_text(const AdminRequest&, AdminContext& context) {
 }
 
 AdminResponse stats(const AdminRequest&, AdminContext& context) {
-    return json(200, render_json(context.counters.snapshot()));
+    std::string body = render_json(context.counters.snapshot());
+    if (std::string more = context.more_stats ? context.more_stats() : ""; !more.empty())
+        body.insert(body.rfind('}'), "," + more);
+    return json(200, std::move(body));
 }
 
 AdminResponse reset(const AdminRequest&, AdminContext& context) {

@@ -31,6 +31,9 @@ struct AdminContext {
     SharedCounters& counters;
     SavedSnapshots& snapshots;
     std::function<bool()> healthy;
+    // More members of /stats' object from the layers above ("\"acme\":{...}"),
+    // or "" (unset: none).
+    std::function<std::string()> more_stats = nullptr;
 };
 
 struct AdminRequest {

@@ -12,6 +12,7 @@
 #include <span>
 
 #include "tls/certificate_files.hpp"
+#include "tls/alpn_challenge.hpp"
 #include "tls/openssl_error.hpp"
 #include "tls/ticket_keys.hpp"
 
@@ -160,9 +161,17 @@ bool kernel_tls_available() {
     return available;
 }
 
-ServerTls::Loaded ServerTls::load(const config::Config& config, TicketKeys* keys) {
+ServerTls::Loaded ServerTls::load(const config::Config& config, TicketKeys* keys,
+                                  const CertificateFeed* feed) {
     Loaded loaded;
     std::unique_ptr<ServerTls> server(new ServerTls());
+    server->feed_ = feed;
+    server->policy_ = *config.tls;
+    server->offer_h2_ = config.http2.enabled;
+    server->keys_ = keys;
+    for (const config::SiteConfig& site : config.sites) server->fed_sites_.push_back(site.acme);
+    server->fed_versions_.assign(config.sites.size(), 0);
+    server->fed_contexts_.assign(config.sites.size(), nullptr);
     bool ciphers_refused = false;
     for (const config::CertificateFiles& files : config.tls->certificates)
         server->add_certificate(files, config, keys, loaded, ciphers_refused);
@@ -182,6 +191,11 @@ ServerTls::Loaded ServerTls::load(const config::Config& config, TicketKeys* keys
                                     ciphers_refused))
             server->site_contexts_[site] = server->certificates_.back().context;
     }
+    bool any_fed = std::find(server->fed_sites_.begin(), server->fed_sites_.end(), true) !=
+                   server->fed_sites_.end();
+    if (feed && any_fed && !server->certificates_.empty())
+        SSL_CTX_set_client_hello_cb(server->certificates_.front().context, on_client_hello,
+                                    server.get());
     if (loaded.errors.empty()) loaded.tls = std::move(server);
     return loaded;
 }
@@ -219,6 +233,28 @@ bool ServerTls::add_certificate(const config::CertificateFiles& files, const con
 
 ServerTls::~ServerTls() {
     for (Certificate& certificate : certificates_) SSL_CTX_free(certificate.context);
+    for (SSL_CTX* context : fed_contexts_) SSL_CTX_free(context);
+}
+
+SSL_CTX* ServerTls::fed_context(size_t site) const {
+    uint64_t version = feed_->version(site);
+    if (version == fed_versions_[site]) return fed_contexts_[site];
+    std::string chain, key;
+    if (!feed_->read(site, chain, key, version)) return fed_contexts_[site];
+    fed_versions_[site] = version;  // once per version, even when it does not load
+    SSL_CTX* context = SSL_CTX_new(TLS_server_method());
+    if (!context || !apply_policy(context, policy_, offer_h2_, keys_) ||
+        !use_pem(context, chain, key)) {
+        SSL_CTX_free(context);
+        clear_openssl_errors();
+        return fed_contexts_[site];  // the last good one
+    }
+    SSL_CTX_set_tlsext_servername_callback(context, on_server_name);
+    SSL_CTX_set_tlsext_servername_arg(context, const_cast<ServerTls*>(this));
+    // Sessions that chose the old context hold a reference of their own.
+    SSL_CTX_free(fed_contexts_[site]);
+    fed_contexts_[site] = context;
+    return context;
 }
 
 SSL* ServerTls::new_session(int fd, size_t listener) const {
@@ -237,6 +273,8 @@ SSL_CTX* ServerTls::context_for(std::string_view host, size_t listener) const {
     std::string name = lower(host);
     if (!name.empty() && name.back() == '.') name.pop_back();
     int site = listener < listener_names_.size() ? listener_names_[listener].match(name) : -1;
+    if (site >= 0 && feed_ && fed_sites_[static_cast<size_t>(site)])
+        if (SSL_CTX* fed = fed_context(static_cast<size_t>(site))) return fed;
     if (site >= 0 && site_contexts_[static_cast<size_t>(site)])
         return site_contexts_[static_cast<size_t>(site)];
     // A site's certificate is for its site only (nginx: the default
@@ -249,6 +287,20 @@ SSL_CTX* ServerTls::context_for(std::string_view host, size_t listener) const {
         for (const std::string& covered : certificate.names)
             if (wildcard_covers(covered, name)) return certificate.context;
     return certificates_.front().context;
+}
+
+int ServerTls::on_client_hello(SSL* ssl, int*, void* self) {
+    std::string name, chain, key;
+    if (!asks_for_acme_tls(ssl, name)) return SSL_CLIENT_HELLO_SUCCESS;
+    const CertificateFeed& feed = *static_cast<const ServerTls*>(self)->feed_;
+    // A name not being validated: the handshake goes on as any other, and
+    // without ALPN (no protocol in common).
+    if (!feed.challenge_certificate(name, chain, key)) return SSL_CLIENT_HELLO_SUCCESS;
+    if (SSL_CTX* context = challenge_context(chain, key)) {
+        SSL_set_SSL_CTX(ssl, context);
+        SSL_CTX_free(context);  // the session holds it now
+    }
+    return SSL_CLIENT_HELLO_SUCCESS;
 }
 
 int ServerTls::on_server_name(SSL* ssl, int*, void* self) {

@@ -18,6 +18,7 @@
 
 #include "config/config.hpp"
 #include "config/site_names.hpp"
+#include "tls/certificate_feed.hpp"
 
 namespace portico::tls {
 
@@ -30,8 +31,11 @@ public:
         std::vector<config::ConfigError> errors;      // FILE:LINE:COL of the entry
         std::vector<std::string> warnings;            // certificates about to expire
     };
-    // `keys`: the shared ticket keys (nullptr: no tickets).
-    static Loaded load(const config::Config& config, TicketKeys* keys);
+    // `keys`: the shared ticket keys (nullptr: no tickets). `feed`: where the
+    // certificates of the sites with `acme = true` come from (nullptr: none
+    // yet; such a site is served with [tls]'s certificates meanwhile).
+    static Loaded load(const config::Config& config, TicketKeys* keys,
+                       const CertificateFeed* feed = nullptr);
 
     ~ServerTls();
     ServerTls(const ServerTls&) = delete;
@@ -56,6 +60,11 @@ private:
 
     ServerTls() = default;
     static int on_server_name(SSL* ssl, int* alert, void* self);
+    // TLS-ALPN-01: a CA's validation handshake gets the challenge certificate.
+    static int on_client_hello(SSL* ssl, int* alert, void* self);
+    // The fed site's newest certificate, loaded into a context when its
+    // version changed since the last handshake; nullptr while it has none.
+    SSL_CTX* fed_context(size_t site) const;
     // Loads `files` into a new context of certificates_; false (with the
     // error in `loaded`) when they do not load.
     bool add_certificate(const config::CertificateFiles& files, const config::Config& config,
@@ -66,6 +75,16 @@ private:
     // Per listener, the names of the sites answering there (site indices).
     std::vector<config::SiteNames> listener_names_;
     std::vector<SSL_CTX*> site_contexts_;  // per site: its certificate's, or nullptr
+    // The fed sites' (acme = true): what each context needs to be made in
+    // a worker, and per site the context of the version last read. Mutable:
+    // each worker's copy (after fork) follows the feed on its own.
+    const CertificateFeed* feed_ = nullptr;
+    config::TlsConfig policy_;
+    bool offer_h2_ = false;
+    TicketKeys* keys_ = nullptr;
+    std::vector<bool> fed_sites_;
+    mutable std::vector<uint64_t> fed_versions_;
+    mutable std::vector<SSL_CTX*> fed_contexts_;
 };
 
 // Whether the kernel can take over TLS record encryption (kTLS: the "tls"

@@ -2,6 +2,7 @@
 
 #include "access/concurrency_limit.hpp"
 #include "access/rate_limit.hpp"
+#include "acme/challenge_step.hpp"
 #include "compress/compression_filter.hpp"
 #include "http/forwarded_client.hpp"
 #include "http/https_redirect.hpp"
@@ -17,12 +18,18 @@
 namespace portico::worker {
 
 Composition::Composition(http::ServerContext& server, uint16_t https_port,
-                         const access::LimitZones& limits, const tls::UpstreamTlsSet* upstream_tls)
+                         const access::LimitZones& limits, const tls::UpstreamTlsSet* upstream_tls,
+                         const acme::Board* acme_board)
     : mime_(server.config.mime), file_cache_(server.poller), waiting_(server.poller) {
     // First: every later step, handler and log line sees the real client.
     if (!server.config.server.trusted_proxies.empty()) {
         steps_.push_back(
             std::make_unique<http::ForwardedClient>(server.config.server.trusted_proxies));
+        server.server_steps.push_back(steps_.back().get());
+    }
+    // Before the https redirect: the CA asks over http.
+    if (acme_board) {
+        steps_.push_back(std::make_unique<acme::ChallengeStep>(*acme_board));
         server.server_steps.push_back(steps_.back().get());
     }
     if (server.config.tls && server.config.tls->redirect_http) {

@@ -28,6 +28,10 @@ namespace portico::rules {
 class ErrorPages;
 }
 
+namespace portico::acme {
+class Board;
+}
+
 namespace portico::worker {
 
 class Composition {
@@ -37,9 +41,11 @@ public:
     // clients (the TLS listener's port, as bound). `limits`: the tables the
     // limits share with the other workers. `upstream_tls`: the contexts of
     // the upstreams with `tls`, which must outlive it (nullptr: the config
-    // has none).
+    // has none). `acme_board`: where the ACME process publishes the HTTP-01
+    // challenges (nullptr: no [acme]).
     Composition(http::ServerContext& server, uint16_t https_port, const access::LimitZones& limits,
-                const tls::UpstreamTlsSet* upstream_tls = nullptr);
+                const tls::UpstreamTlsSet* upstream_tls = nullptr,
+                const acme::Board* acme_board = nullptr);
     ~Composition();
     Composition(const Composition&) = delete;
     Composition& operator=(const Composition&) = delete;

@@ -21,6 +21,8 @@
 
 #include "core/listen_socket.hpp"
 #include "core/log.hpp"
+#include "acme/stats_json.hpp"
+#include "worker/acme_process.hpp"
 #include "worker/error_log.hpp"
 #include "worker/run_as_user.hpp"
 #include "worker/service_notify.hpp"
@@ -175,8 +177,9 @@ bool Master::spawn(unsigned slot) {
         }
         // None of the metrics sockets: a client the master closes must see the close.
         metrics_ = AdminEndpoint();
-        _exit(run_worker(*config_, tls_.get(), *upstream_tls_, slot, mine, *limits_, *counters_,
-                         lease.slot, master, ready_write_.get(), handled_signals()));
+        _exit(run_worker(*config_, {tls_.get(), *upstream_tls_, acme_board_.get(), *limits_}, slot,
+                         mine, *counters_, lease.slot, master, ready_write_.get(),
+                         handled_signals()));
     }
     int64_t now = monotonic_ms();
     workers_.push_back({pid, slot, generation_, now, false, lease.slot, false});
@@ -218,14 +221,19 @@ int Master::run() {
         return 1;
     }
     next_key_rotation_ms_ = monotonic_ms() + ticket_key_rotation_ms;
-    if (!load_tls(*config_, tls_, upstream_tls_)) return 1;
+    acme_board_ = make_acme_board(*config_);
+    if (config_->acme && !acme_board_) return 1;
+    if (!load_tls(*config_, acme_board_.get(), tls_, upstream_tls_)) return 1;
     if (!open_sockets(*config_) || !open_metrics(*config_)) return 1;
     prepare_for_workers(*config_);
     slots_.assign(config_->server.workers, {});
     for (unsigned slot = 0; slot < config_->server.workers; ++slot) spawn(slot);
+    restart_acme_process();
     ready_pending_ = true;
 
-    metrics::AdminContext admin{*counters_, snapshots_, [this] { return workers_accepting(); }};
+    metrics::AdminContext admin{
+        *counters_, snapshots_, [this] { return workers_accepting(); },
+        [this] { return acme_board_ ? acme::stats_json(*config_, *acme_board_) : std::string(); }};
     std::vector<pollfd> pfds;
     while (!done_) {
         // poll(2) skips an entry whose fd is -1 (no [metrics], or its
@@ -248,6 +256,8 @@ int Master::run() {
         while (::read(signal_fd_.get(), &info, sizeof info) == sizeof info)
             handle_signal(static_cast<int>(info.ssi_signo));
         start_due_restarts();
+        if (acme_restart_at_ms_ >= 0 && monotonic_ms() >= acme_restart_at_ms_ && !stopping_)
+            restart_acme_process();
         rotate_ticket_keys_when_due();
         if (stopping_ && !workers_left()) done_ = true;
         if (stopping_ && !done_ && monotonic_ms() >= stop_deadline_ms_) {
@@ -267,6 +277,7 @@ int Master::poll_timeout_ms() const {
         if (slot.restart_at_ms >= 0) next = std::min(next, slot.restart_at_ms);
     if (stopping_) next = std::min(next, stop_deadline_ms_);
     next = std::min(next, next_key_rotation_ms_);
+    if (acme_restart_at_ms_ >= 0) next = std::min(next, acme_restart_at_ms_);
     if (next == INT64_MAX) return -1;
     return static_cast<int>(std::clamp<int64_t>(next - now, 0, 60'000));
 }
@@ -308,6 +319,16 @@ void Master::reap_children() {
     int status;
     pid_t pid;
     while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+        if (pid == acme_pid_) {
+            acme_pid_ = -1;
+            if (stopping_) continue;
+            // It only ends on a crash: try again soon, not in a loop.
+            constexpr int64_t acme_restart_delay_ms = 5'000;
+            log::error("the ACME process (pid {}) {}; restarting it in {} ms", pid,
+                       describe_exit(status), acme_restart_delay_ms);
+            acme_restart_at_ms_ = monotonic_ms() + acme_restart_delay_ms;
+            continue;
+        }
         auto it = std::find_if(workers_.begin(), workers_.end(),
                                [pid](const WorkerProcess& w) { return w.pid == pid; });
         if (it == workers_.end()) continue;
@@ -346,7 +367,33 @@ void Master::start_due_restarts() {
     }
 }
 
-bool Master::load_tls(const config::Config& config, std::unique_ptr<tls::ServerTls>& out,
+std::unique_ptr<acme::Board> Master::make_acme_board(const config::Config& config) {
+    if (!config.acme) return nullptr;
+    std::string error;
+    std::unique_ptr<acme::Board> board = acme::Board::create(config.sites.size(), error);
+    if (!board) log::critical("cannot make the ACME board (shared memory): {}", error);
+    return board;
+}
+
+void Master::restart_acme_process() {
+    acme_restart_at_ms_ = -1;
+    if (acme_pid_ > 0) {
+        // Its exit is reaped as an unknown child's once acme_pid_ moved on.
+        ::kill(acme_pid_, SIGTERM);
+        acme_pid_ = -1;
+    }
+    if (!acme_board_) return;
+    acme_pid_ = start_acme_process(*config_, *acme_board_, handled_signals());
+    if (acme_pid_ < 0)
+        acme_restart_at_ms_ = monotonic_ms() + max_backoff_ms;
+    else
+        log::info("started the ACME process (pid {})", acme_pid_);
+}
+
+// The sites with `acme = true` are fed their certificates by the board, which
+// the master made before and the workers inherit.
+bool Master::load_tls(const config::Config& config, const acme::Board* acme_board,
+                      std::unique_ptr<tls::ServerTls>& out,
                       std::unique_ptr<tls::UpstreamTlsSet>& upstream_out) {
     out.reset();
     tls::UpstreamTlsSet::Loaded upstreams = tls::UpstreamTlsSet::load(config);
@@ -355,7 +402,7 @@ bool Master::load_tls(const config::Config& config, std::unique_ptr<tls::ServerT
     if (!upstream_out) return false;
     if (!config.tls) return true;
     tls::ServerTls::Loaded loaded = tls::ServerTls::load(
-        config, config.tls->session_tickets ? ticket_keys_.get() : nullptr);
+        config, config.tls->session_tickets ? ticket_keys_.get() : nullptr, acme_board);
     for (const config::ConfigError& error : loaded.errors) log::error("{}", error.to_string());
     for (const std::string& warning : loaded.warnings) log::warn("{}", warning);
     out = std::move(loaded.tls);
@@ -390,9 +437,14 @@ void Master::reload() {
         return;
     }
     auto next = std::make_unique<config::Config>(std::move(*loaded.config));
+    std::unique_ptr<acme::Board> next_board = make_acme_board(*next);
+    if (next->acme && !next_board) {
+        reload_failed("cannot make the ACME board");
+        return;
+    }
     std::unique_ptr<tls::ServerTls> next_tls;
     std::unique_ptr<tls::UpstreamTlsSet> next_upstream_tls;
-    if (!load_tls(*next, next_tls, next_upstream_tls)) {
+    if (!load_tls(*next, next_board.get(), next_tls, next_upstream_tls)) {
         reload_failed("cannot load the TLS certificates");
         return;
     }
@@ -421,12 +473,14 @@ void Master::reload() {
     tls_ = std::move(next_tls);
     limits_ = std::move(next_limits);
     upstream_tls_ = std::move(next_upstream_tls);
+    acme_board_ = std::move(next_board);
     open_error_log(config_->log, "master");
     prepare_for_workers(*config_);
     ++generation_;
     slots_.assign(config_->server.workers, {});
     for (WorkerProcess& worker : workers_) worker.draining = true;
     for (unsigned slot = 0; slot < config_->server.workers; ++slot) spawn(slot);
+    restart_acme_process();
     ready_pending_ = true;
     signal_workers(SIGQUIT, true);
     log::info("reloaded: {} new workers, old ones draining", config_->server.workers);
@@ -440,6 +494,7 @@ void Master::begin_shutdown() {
     service_notify::stopping("stopping: draining " + std::to_string(workers_.size()) + " workers");
     stop_deadline_ms_ = monotonic_ms() + config_->server.shutdown_timeout.count();
     signal_workers(SIGQUIT);
+    if (acme_pid_ > 0) ::kill(acme_pid_, SIGTERM);
     // New clients are refused from now on rather than left waiting in a
     // queue nobody will accept from.
     sockets_.clear();

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "access/limit_zones.hpp"
+#include "acme/board.hpp"
 #include "config/config.hpp"
 #include "core/unique_fd.hpp"
 #include "worker/admin_endpoint.hpp"
@@ -56,12 +57,17 @@ private:
 
     bool open_sockets(const config::Config& config);
     // The config's certificates loaded (errors and warnings logged).
-    // [tls]'s certificates and the upstreams' TLS contexts; false (logged) when
-    // a file does not load.
-    bool load_tls(const config::Config& config, std::unique_ptr<tls::ServerTls>& out,
+    // [tls]'s certificates (the sites with `acme = true` fed by the board)
+    // and the upstreams' TLS contexts; false (logged) when a file does not load.
+    bool load_tls(const config::Config& config, const acme::Board* acme_board,
+                  std::unique_ptr<tls::ServerTls>& out,
                   std::unique_ptr<tls::UpstreamTlsSet>& upstream_out);
     void rotate_ticket_keys_when_due();
     bool open_metrics(const config::Config& config);
+    // A board for `config`'s sites when it has [acme] (else nullptr).
+    std::unique_ptr<acme::Board> make_acme_board(const config::Config& config);
+    // Stops the ACME process of the previous config and starts config_'s.
+    void restart_acme_process();
     void prepare_for_workers(const config::Config& config);
     void read_ready_reports();
     void notify_ready_once_accepting();
@@ -97,6 +103,12 @@ private:
     // does not end every client's session.
     std::unique_ptr<tls::TicketKeys> ticket_keys_;
     int64_t next_key_rotation_ms_ = INT64_MAX;
+    // What the ACME process publishes (certificates, challenges, state),
+    // read by the workers; of config_, when it has [acme]. Before tls_,
+    // whose contexts read it, so it goes after them.
+    std::unique_ptr<acme::Board> acme_board_;
+    pid_t acme_pid_ = -1;
+    int64_t acme_restart_at_ms_ = -1;      // after the ACME process died
     std::unique_ptr<tls::ServerTls> tls_;  // of config_, when it has [tls]
     std::unique_ptr<tls::UpstreamTlsSet> upstream_tls_;  // of config_
     AdminEndpoint metrics_;

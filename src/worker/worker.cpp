@@ -29,10 +29,9 @@ namespace {
 
 class Worker {
 public:
-    Worker(const config::Config& config, const tls::ServerTls* tls,
-           const tls::UpstreamTlsSet& upstream_tls, unsigned slot,
-           const std::vector<ListenFd>& listen_fds, const access::LimitZones& limits,
-           metrics::WorkerCounters counters, const sigset_t& held_signals);
+    Worker(const config::Config& config, const Inherited& inherited, unsigned slot,
+           const std::vector<ListenFd>& listen_fds, metrics::WorkerCounters counters,
+           const sigset_t& held_signals);
     int run(int ready_fd);
 
 private:
@@ -94,17 +93,16 @@ uint16_t https_port(const std::vector<ListenFd>& listen_fds) {
 // not starve the ones already open.
 constexpr int accepts_per_wakeup = 64;
 
-Worker::Worker(const config::Config& config, const tls::ServerTls* tls,
-               const tls::UpstreamTlsSet& upstream_tls, unsigned slot,
-               const std::vector<ListenFd>& listen_fds, const access::LimitZones& limits,
-               metrics::WorkerCounters counters, const sigset_t& held_signals)
+Worker::Worker(const config::Config& config, const Inherited& inherited, unsigned slot,
+               const std::vector<ListenFd>& listen_fds, metrics::WorkerCounters counters,
+               const sigset_t& held_signals)
     : config_(config), slot_(slot) {
     uv_loop_init(&loop_);
     server_ = std::make_unique<http::ServerContext>(&loop_, config, std::move(counters), slot);
     server_->on_connection_closed = [this] { on_connection_closed(); };
-    composition_ =
-        std::make_unique<Composition>(*server_, https_port(listen_fds), limits, &upstream_tls);
-    if (tls) tls_ = std::make_unique<tls::WorkerTls>(*tls, server_->counters);
+    composition_ = std::make_unique<Composition>(*server_, https_port(listen_fds), inherited.limits,
+                                                 &inherited.upstream_tls, inherited.acme_board);
+    if (inherited.tls) tls_ = std::make_unique<tls::WorkerTls>(*inherited.tls, server_->counters);
     for (const ListenFd& socket : listen_fds) {
         auto listener = std::make_unique<Listener>();
         listener->worker = this;
@@ -324,11 +322,9 @@ void apply_scheduling(std::optional<config::WorkerScheduling> scheduling) {
 
 }  // namespace
 
-int run_worker(const config::Config& config, const tls::ServerTls* tls,
-               const tls::UpstreamTlsSet& upstream_tls, unsigned slot,
-               const std::vector<ListenFd>& listen_fds, const access::LimitZones& limits,
-               metrics::SharedCounters& counters, unsigned counter_slot, pid_t master, int ready_fd,
-               const sigset_t& held_signals) {
+int run_worker(const config::Config& config, const Inherited& inherited, unsigned slot,
+               const std::vector<ListenFd>& listen_fds, metrics::SharedCounters& counters,
+               unsigned counter_slot, pid_t master, int ready_fd, const sigset_t& held_signals) {
     // Ctrl-C reaches the whole process group: the master decides for us.
     signal(SIGINT, SIG_IGN);
     signal(SIGHUP, SIG_IGN);
@@ -352,8 +348,8 @@ int run_worker(const config::Config& config, const tls::ServerTls* tls,
     prctl(PR_SET_PDEATHSIG, SIGQUIT);
     if (getppid() != master) return 1;
     apply_scheduling(config.server.worker_scheduling);
-    Worker worker(config, tls, upstream_tls, slot, listen_fds, limits,
-                  counters.attach(counter_slot, config), held_signals);
+    Worker worker(config, inherited, slot, listen_fds, counters.attach(counter_slot, config),
+                  held_signals);
     return worker.run(ready_fd);
 }
 

@@ -8,12 +8,22 @@
 #include <vector>
 
 #include "access/limit_zones.hpp"
+#include "acme/board.hpp"
 #include "config/config.hpp"
 #include "metrics/shared_counters.hpp"
 #include "tls/server_tls.hpp"
 #include "tls/upstream_tls.hpp"
 
 namespace portico::worker {
+
+// What the master made before the fork and the worker serves with, beside
+// its config.
+struct Inherited {
+    const tls::ServerTls* tls;                // [tls]'s certificates (nullptr without one)
+    const tls::UpstreamTlsSet& upstream_tls;  // the contexts of the upstreams with `tls`
+    const acme::Board* acme_board;     // what the ACME process publishes (nullptr: no [acme])
+    const access::LimitZones& limits;  // the limits' tables, shared with the other workers
+};
 
 // A listening socket the master handed down.
 struct ListenFd {
@@ -27,15 +37,10 @@ struct ListenFd {
 // finish in-flight requests, close idle connections). Returns the exit code.
 // `counter_slot`: the slot of the shared counters this process writes.
 // `ready_fd`: the master's pipe, told this process's pid once it accepts.
-// `tls`: the certificates of the config's [tls] (nullptr without one).
-// `limits`: the tables the limits share with the other workers.
-// `upstream_tls`: the contexts of its upstreams with `tls`.
 // `held_signals`: blocked since the fork, unblocked once the loop handles
 // them, so a signal sent meanwhile waits for the handler instead of killing.
-int run_worker(const config::Config& config, const tls::ServerTls* tls,
-               const tls::UpstreamTlsSet& upstream_tls, unsigned slot,
-               const std::vector<ListenFd>& listen_fds, const access::LimitZones& limits,
-               metrics::SharedCounters& counters, unsigned counter_slot, pid_t master, int ready_fd,
-               const sigset_t& held_signals);
+int run_worker(const config::Config& config, const Inherited& inherited, unsigned slot,
+               const std::vector<ListenFd>& listen_fds, metrics::SharedCounters& counters,
+               unsigned counter_slot, pid_t master, int ready_fd, const sigset_t& held_signals);
 
 }  // namespace portico::worker

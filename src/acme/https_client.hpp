@@ -1,0 +1,58 @@
+// The ACME process's HTTPS client: one request per connection, blocking,
+// every step bounded by a deadline (connect, handshake, each read and
+// write, and the whole exchange). It runs in the ACME process, which serves
+// no traffic, so blocking there never delays a worker or the master.
+#pragma once
+
+#include <openssl/ssl.h>
+
+#include <chrono>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace portico::acme {
+
+struct HttpResponse {
+    int status = 0;
+    std::vector<std::pair<std::string, std::string>> headers;  // names lower case
+    std::string body;
+    // The first value of `name` (lower case), or "".
+    std::string header(std::string_view name) const;
+};
+
+class HttpsClient {
+public:
+    // `ca_root`: a PEM file of trusted roots; empty: the system's store.
+    HttpsClient(const std::string& ca_root, std::chrono::milliseconds timeout);
+    ~HttpsClient();
+    HttpsClient(const HttpsClient&) = delete;
+    HttpsClient& operator=(const HttpsClient&) = delete;
+
+    // false with `error` set when no HTTP response came (unreachable,
+    // certificate refused, timed out, not HTTP); a response of any status
+    // is true.
+    bool request(std::string_view method, const std::string& url, const std::string& body,
+                 std::string_view content_type, HttpResponse& out, std::string& error);
+
+private:
+    SSL_CTX* context_ = nullptr;
+    std::chrono::milliseconds timeout_;
+    std::string setup_error_;
+};
+
+// "https://host[:port]/path" split; false when it is not such a URL.
+struct Url {
+    std::string host;
+    std::string port = "443";
+    std::string path = "/";
+};
+bool parse_https_url(std::string_view url, Url& out);
+
+// A complete HTTP/1.1 response (head, and a body by Content-Length, chunked
+// or up to the close; none for a HEAD's) parsed from `bytes`; false when it
+// is not one.
+bool parse_http_response(std::string_view bytes, HttpResponse& out, bool has_body = true);
+
+}  // namespace portico::acme
