@@ -18,6 +18,7 @@ for it, nothing else. `main.cpp` composes everything and is not checked.
     compress, static, proxy: filters and handlers, on the Exchange
     rules     redirect, rewrite and error pages: steps and a filter
     worker    composes the rest: sites, handlers, filters, pools
+    convert   `portico convert`: nginx's syntax, read and translated
     cli       the command line's other commands
 
 KNOWN lists the includes that run up today, each to be removed by the
@@ -46,7 +47,8 @@ BELOW = {
     "rules": ["core", "config", "metrics", "router", "http"],
     "worker": ["core", "config", "transport", "tls", "metrics", "router", "http", "http1", "http2",
                "compress", "static", "proxy", "rules"],
-    "cli": ["core", "config", "metrics"],
+    "convert": ["core", "config"],
+    "cli": ["core", "config", "metrics", "convert"],
 }
 
 # file -> the folders it includes against the layers, today.
