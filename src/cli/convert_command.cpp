@@ -39,12 +39,10 @@ int run_convert_command(int argc, char** argv) {
     // nginx resolves includes and paths against its prefix; the file's
     // folder is the natural one for a config taken out of /etc/nginx.
     std::error_code error;
-    std::filesystem::path folder = prefix.empty()
-                                       ? std::filesystem::path(file).parent_path()
-                                       : std::filesystem::path(prefix);
-    std::string absolute_prefix = std::filesystem::absolute(folder.empty() ? "." : folder, error)
-                                      .lexically_normal()
-                                      .string();
+    std::filesystem::path folder =
+        prefix.empty() ? std::filesystem::path(file).parent_path() : std::filesystem::path(prefix);
+    std::string absolute_prefix =
+        std::filesystem::absolute(folder.empty() ? "." : folder, error).lexically_normal().string();
     if (absolute_prefix.size() > 1 && absolute_prefix.ends_with('/')) absolute_prefix.pop_back();
     convert::ParsedConfig parsed = convert::parse_nginx_file(file, absolute_prefix);
     convert::Converted converted = convert::convert_nginx(parsed, absolute_prefix);

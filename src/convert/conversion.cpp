@@ -11,22 +11,57 @@ namespace portico::convert {
 
 namespace {
 
-constexpr std::array<std::string_view, 46> inherited_names{
-    "root", "index", "add_header", "proxy_set_header", "proxy_hide_header", "expires",
-    "gzip", "gzip_types", "gzip_comp_level", "gzip_min_length", "gzip_proxied", "gzip_vary",
-    "gzip_static", "gzip_http_version", "gzip_disable", "gzip_buffers", "brotli",
-    "brotli_types", "brotli_comp_level", "brotli_static", "brotli_min_length", "error_page",
-    "proxy_connect_timeout", "proxy_read_timeout", "proxy_send_timeout", "proxy_http_version",
-    "proxy_intercept_errors", "client_max_body_size", "keepalive_timeout", "access_log",
-    "ssl_certificate", "ssl_certificate_key", "ssl_protocols", "ssl_ciphers", "http2",
-    "proxy_buffering", "proxy_redirect", "proxy_cache_bypass", "sendfile", "tcp_nopush",
-    "tcp_nodelay", "charset", "autoindex", "default_type", "server_tokens", "keepalive_requests"};
+constexpr std::array<std::string_view, 46> inherited_names{"root",
+                                                           "index",
+                                                           "add_header",
+                                                           "proxy_set_header",
+                                                           "proxy_hide_header",
+                                                           "expires",
+                                                           "gzip",
+                                                           "gzip_types",
+                                                           "gzip_comp_level",
+                                                           "gzip_min_length",
+                                                           "gzip_proxied",
+                                                           "gzip_vary",
+                                                           "gzip_static",
+                                                           "gzip_http_version",
+                                                           "gzip_disable",
+                                                           "gzip_buffers",
+                                                           "brotli",
+                                                           "brotli_types",
+                                                           "brotli_comp_level",
+                                                           "brotli_static",
+                                                           "brotli_min_length",
+                                                           "error_page",
+                                                           "proxy_connect_timeout",
+                                                           "proxy_read_timeout",
+                                                           "proxy_send_timeout",
+                                                           "proxy_http_version",
+                                                           "proxy_intercept_errors",
+                                                           "client_max_body_size",
+                                                           "keepalive_timeout",
+                                                           "access_log",
+                                                           "ssl_certificate",
+                                                           "ssl_certificate_key",
+                                                           "ssl_protocols",
+                                                           "ssl_ciphers",
+                                                           "http2",
+                                                           "proxy_buffering",
+                                                           "proxy_redirect",
+                                                           "proxy_cache_bypass",
+                                                           "sendfile",
+                                                           "tcp_nopush",
+                                                           "tcp_nodelay",
+                                                           "charset",
+                                                           "autoindex",
+                                                           "default_type",
+                                                           "server_tokens",
+                                                           "keepalive_requests"};
 
 }  // namespace
 
 bool is_inherited(const std::string& name) {
-    return std::find(inherited_names.begin(), inherited_names.end(), name) !=
-           inherited_names.end();
+    return std::find(inherited_names.begin(), inherited_names.end(), name) != inherited_names.end();
 }
 
 Scope scope_of(const Scope& parent, const std::vector<Directive>& block) {
@@ -76,8 +111,8 @@ std::string Conversion::origin(const Directive& directive) {
 }
 
 std::string Conversion::absolute(const std::string& path) const {
-    std::filesystem::path full = path.starts_with('/') ? std::filesystem::path(path)
-                                                       : std::filesystem::path(prefix_) / path;
+    std::filesystem::path full =
+        path.starts_with('/') ? std::filesystem::path(path) : std::filesystem::path(prefix_) / path;
     std::string text = full.lexically_normal().string();
     // nginx keeps a trailing slash where it matters (alias); so do we.
     if (path.ends_with('/') && !text.ends_with('/')) text += '/';

@@ -82,14 +82,15 @@ void translate_locations(Conversion& conversion, const Directive& server, const 
                          SiteTable& site);
 // `return CODE [TEXT|URL]` / `return URL` as redirect or respond.
 void translate_location_return(Conversion& conversion, const Directive& directive, Table& location);
+// Where a proxy_pass is translated: a prefix location (a path may follow),
+// another location (none may), or a named location that a try_files
+// "@NAME" falls back to (its upstream named, no `proxy` key).
+enum class ProxyUse { prefix_location, other_location, try_files_fallback };
 // proxy_pass and its options (translate_proxy.cpp): proxy, preserve_host,
 // websocket, proxy_headers, hide_headers, timeouts on the upstream.
-// `regex_or_exact`: no path may follow (nginx refuses it too).
-void translate_proxy(Conversion& conversion, const Directive& proxy_pass, const Scope& scope,
-                     bool path_allowed, Table& location);
-// The proxy options of a named location that a try_files "@NAME" would
-// use: the upstream name to write, or empty when they cannot be kept.
-std::string named_upstream(Conversion& conversion, const Directive& named, const Scope& scope);
+// Returns the upstream's name when it is a named one.
+std::string translate_proxy(Conversion& conversion, const Directive& proxy_pass, const Scope& scope,
+                            ProxyUse use, Table& location);
 // headers, expires, compression, gzip_static, error_pages (translate_response.cpp).
 void translate_response_options(Conversion& conversion, const Scope& scope, bool has_files,
                                 bool has_proxy, Table& location);

@@ -151,8 +151,8 @@ void translate_worker_processes(Conversion& conversion, const Directive& directi
     if (value == "auto") {
         conversion.out.server.entries.set("workers", toml_string("auto"));
     } else if (std::optional<unsigned long long> count = nginx_size(value);
-               count && *count >= 1 && *count <= 256 && value.find_first_not_of("0123456789") ==
-                                                            std::string::npos) {
+               count && *count >= 1 && *count <= 256 &&
+               value.find_first_not_of("0123456789") == std::string::npos) {
         conversion.out.server.entries.set("workers", value);
     } else {
         conversion.refuse(directive, "portico takes \"auto\" or 1..256 workers");
@@ -169,8 +169,8 @@ void translate_error_log(Conversion& conversion, const Directive& directive) {
     conversion.set_global(conversion.out.log, "error", toml_string(target), &directive);
     if (directive.args.size() == 2) {
         static const std::map<std::string, std::string> levels{
-            {"debug", "debug"}, {"info", "info"},   {"notice", "info"}, {"warn", "warn"},
-            {"error", "error"}, {"crit", "error"},  {"alert", "error"}, {"emerg", "error"}};
+            {"debug", "debug"}, {"info", "info"},  {"notice", "info"}, {"warn", "warn"},
+            {"error", "error"}, {"crit", "error"}, {"alert", "error"}, {"emerg", "error"}};
         auto level = levels.find(directive.args[1]);
         if (level == levels.end()) return conversion.refuse(directive, "unknown log level");
         conversion.set_global(conversion.out.log, "level", toml_string(level->second), &directive);
@@ -204,8 +204,9 @@ void translate_real_ip(Conversion& conversion, const Directive& directive) {
     const std::string& header = directive.args[0];
     if (header == "X-Forwarded-For" || header == "x-forwarded-for") return;
     if (header == "proxy_protocol") return;  // the listener's proxy_protocol says it
-    conversion.refuse(directive, "portico takes the client from X-Forwarded-For or the PROXY "
-                                 "protocol only");
+    conversion.refuse(directive,
+                      "portico takes the client from X-Forwarded-For or the PROXY "
+                      "protocol only");
 }
 
 void translate_http(Conversion& conversion, const Directive& http) {
@@ -257,8 +258,10 @@ Converted convert_nginx(const ParsedConfig& parsed, const std::string& prefix) {
     for (const Directive& directive : parsed.top) {
         const std::string& name = directive.name;
         if (name == "http") {
-            if (http) conversion.refuse(directive, "a second http block");
-            else http = &directive;
+            if (http)
+                conversion.refuse(directive, "a second http block");
+            else
+                http = &directive;
         } else if (name == "worker_processes") {
             translate_worker_processes(conversion, directive);
         } else if (name == "error_log") {

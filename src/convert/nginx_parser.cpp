@@ -42,8 +42,8 @@ public:
         char c = text_[at_];
         if (c == ';' || c == '{' || c == '}') {
             ++at_;
-            token.kind = c == ';' ? TokenKind::semicolon
-                                  : (c == '{' ? TokenKind::open : TokenKind::close);
+            token.kind =
+                c == ';' ? TokenKind::semicolon : (c == '{' ? TokenKind::open : TokenKind::close);
             return token;
         }
         token.kind = TokenKind::word;
@@ -76,14 +76,24 @@ private:
         if (at_ + 1 >= text_.size()) fail(line_, "unexpected end of file after '\\'");
         char next = text_[at_ + 1];
         switch (next) {
-            case '"': case '\'': case '\\': out += next; break;
-            case 't': out += '\t'; break;
-            case 'r': out += '\r'; break;
-            case 'n': out += '\n'; break;
-            default:
-                out += '\\';
-                out += next;
-                if (next == '\n') ++line_;
+        case '"':
+        case '\'':
+        case '\\':
+            out += next;
+            break;
+        case 't':
+            out += '\t';
+            break;
+        case 'r':
+            out += '\r';
+            break;
+        case 'n':
+            out += '\n';
+            break;
+        default:
+            out += '\\';
+            out += next;
+            if (next == '\n') ++line_;
         }
         at_ += 2;
     }
@@ -107,7 +117,8 @@ private:
             }
         }
         // nginx wants a separator after a quoted string.
-        if (at_ < text_.size() && std::string_view(" \t\r\n;{").find(text_[at_]) == std::string_view::npos)
+        if (at_ < text_.size() &&
+            std::string_view(" \t\r\n;{").find(text_[at_]) == std::string_view::npos)
             fail(line_, "unexpected \"" + std::string(1, text_[at_]) + "\" after a quoted string");
         return out;
     }
@@ -152,7 +163,8 @@ bool read_whole_file(const std::string& path, std::string& out) {
 
 class Parser {
 public:
-    Parser(std::string prefix, ParsedConfig& result) : prefix_(std::move(prefix)), result_(result) {}
+    Parser(std::string prefix, ParsedConfig& result)
+        : prefix_(std::move(prefix)), result_(result) {}
 
     std::vector<Directive> parse(const std::string& text, const std::string& file, int depth) {
         Tokenizer tokens(text, file);
@@ -189,8 +201,8 @@ private:
                     directive.block = block(tokens, file, depth, true);
                     break;
                 } else {
-                    tokens.fail(arg.line, "directive \"" + directive.name +
-                                              "\" is not terminated by \";\"");
+                    tokens.fail(arg.line,
+                                "directive \"" + directive.name + "\" is not terminated by \";\"");
                 }
             }
             if (directive.name == "include" && !directive.has_block) {
@@ -240,8 +252,14 @@ std::string quoted_if_needed(const std::string& arg) {
     if (!arg.empty() && arg.find_first_of(" \t\r\n;{}\"'#") == std::string::npos) return arg;
     std::string out = "\"";
     for (char c : arg) {
-        if (c == '"' || c == '\\') out += '\\';
-        out += c;
+        if (c == '\n')
+            out += "\\n";
+        else if (c == '\t')
+            out += "\\t";
+        else if (c == '\r')
+            out += "\\r";
+        else
+            out += (c == '"' || c == '\\') ? std::string("\\") + c : std::string(1, c);
     }
     return out + "\"";
 }

@@ -27,14 +27,29 @@ std::optional<long long> milliseconds_of(std::string_view text) {
             at += 2;
         } else if (at < text.size()) {
             switch (text[at++]) {
-                case 's': unit = 1000; break;
-                case 'm': unit = 60'000; break;
-                case 'h': unit = 3'600'000; break;
-                case 'd': unit = 86'400'000; break;
-                case 'w': unit = 7 * 86'400'000LL; break;
-                case 'M': unit = 30 * 86'400'000LL; break;
-                case 'y': unit = 365 * 86'400'000LL; break;
-                default: return std::nullopt;
+            case 's':
+                unit = 1000;
+                break;
+            case 'm':
+                unit = 60'000;
+                break;
+            case 'h':
+                unit = 3'600'000;
+                break;
+            case 'd':
+                unit = 86'400'000;
+                break;
+            case 'w':
+                unit = 7 * 86'400'000LL;
+                break;
+            case 'M':
+                unit = 30 * 86'400'000LL;
+                break;
+            case 'y':
+                unit = 365 * 86'400'000LL;
+                break;
+            default:
+                return std::nullopt;
             }
         }
         total += number * unit;

@@ -30,16 +30,24 @@ Table* PorticoConfig::upstream(const std::string& name) {
 
 namespace {
 
+// A comment is one line, whatever the nginx text it quotes held.
+void write_comment(std::string& out, const std::string& comment) {
+    out += "# ";
+    for (char c : comment) out += (c == '\n' || c == '\r') ? ' ' : c;
+    out += "\n";
+}
+
 void write_table(std::string& out, const std::string& header, const Table& table,
                  bool write_empty) {
     if (table.entries.empty() && !write_empty) {
-        for (const std::string& comment : table.comments) out += "# " + comment + "\n";
+        for (const std::string& comment : table.comments) write_comment(out, comment);
         if (!table.comments.empty()) out += "\n";
         return;
     }
-    for (const std::string& comment : table.comments) out += "# " + comment + "\n";
+    for (const std::string& comment : table.comments) write_comment(out, comment);
     out += header + "\n";
-    for (const auto& [key, value] : table.entries.items) out += toml_key(key) + " = " + value + "\n";
+    for (const auto& [key, value] : table.entries.items)
+        out += toml_key(key) + " = " + value + "\n";
     out += "\n";
 }
 
@@ -47,7 +55,7 @@ void write_table(std::string& out, const std::string& header, const Table& table
 
 std::string render(const PorticoConfig& config) {
     std::string out;
-    for (const std::string& comment : config.header_comments) out += "# " + comment + "\n";
+    for (const std::string& comment : config.header_comments) write_comment(out, comment);
     if (!config.header_comments.empty()) out += "\n";
     write_table(out, "[server]", config.server, true);
     write_table(out, "[log]", config.log, false);

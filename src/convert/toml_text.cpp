@@ -8,19 +8,29 @@ std::string toml_string(std::string_view text) {
     std::string out = "\"";
     for (char c : text) {
         switch (c) {
-            case '"': out += "\\\""; break;
-            case '\\': out += "\\\\"; break;
-            case '\n': out += "\\n"; break;
-            case '\t': out += "\\t"; break;
-            case '\r': out += "\\r"; break;
-            default:
-                if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
-                    char escaped[8];
-                    std::snprintf(escaped, sizeof escaped, "\\u%04x", static_cast<unsigned>(c));
-                    out += escaped;
-                } else {
-                    out += c;
-                }
+        case '"':
+            out += "\\\"";
+            break;
+        case '\\':
+            out += "\\\\";
+            break;
+        case '\n':
+            out += "\\n";
+            break;
+        case '\t':
+            out += "\\t";
+            break;
+        case '\r':
+            out += "\\r";
+            break;
+        default:
+            if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+                char escaped[8];
+                std::snprintf(escaped, sizeof escaped, "\\u%04x", static_cast<unsigned>(c));
+                out += escaped;
+            } else {
+                out += c;
+            }
         }
     }
     return out + "\"";
@@ -28,7 +38,8 @@ std::string toml_string(std::string_view text) {
 
 std::string toml_literal(std::string_view text) {
     for (char c : text) {
-        if (c == '\'' || static_cast<unsigned char>(c) < 0x20 || c == 0x7f) return toml_string(text);
+        if (c == '\'' || static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+            return toml_string(text);
     }
     return "'" + std::string(text) + "'";
 }

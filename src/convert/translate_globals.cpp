@@ -46,8 +46,10 @@ void access_log(Conversion& conversion, const Scope& scope) {
         return;
     }
     if (directive->args.size() > 1 && directive->args[1] != "combined") {
-        return conversion.refuse(*directive, "portico writes the combined or json format, not "
-                                             "log_format " + directive->args[1]);
+        return conversion.refuse(*directive,
+                                 "portico writes the combined or json format, not "
+                                 "log_format " +
+                                     directive->args[1]);
     }
     if (target.starts_with("syslog:"))
         return conversion.refuse(*directive, "portico logs to a file or stdout");

@@ -2,6 +2,7 @@
 // return, rewrite.
 #include <algorithm>
 #include <filesystem>
+#include <map>
 
 #include "convert/conversion.hpp"
 #include "convert/nginx_values.hpp"
@@ -13,6 +14,18 @@ namespace {
 
 bool is_redirect_status(int status) {
     return status == 301 || status == 302 || status == 303 || status == 307 || status == 308;
+}
+
+// nginx answers `return 404;` with its error page; portico's respond
+// says the status in text, as its own errors do.
+std::string own_error_text(int status) {
+    static const std::map<int, const char*> reasons{
+        {400, "Bad Request"},         {401, "Unauthorized"},          {403, "Forbidden"},
+        {404, "Not Found"},           {405, "Method Not Allowed"},    {410, "Gone"},
+        {429, "Too Many Requests"},   {500, "Internal Server Error"}, {502, "Bad Gateway"},
+        {503, "Service Unavailable"}, {504, "Gateway Timeout"}};
+    auto found = reasons.find(status);
+    return found == reasons.end() ? "" : std::to_string(status) + " " + found->second + "\n";
 }
 
 bool looks_like_url(const std::string& text) {
@@ -75,8 +88,9 @@ void translate_rewrites(Conversion& conversion, const std::vector<const Directiv
         if (!conversion.arity(rewrite, 2, 3)) return;
         std::string flag = rewrite.args.size() == 3 ? rewrite.args[2] : "";
         if (flag.empty() && i + 1 < rewrites.size() && !looks_like_url(rewrite.args[1])) {
-            conversion.refuse(rewrite, "a rewrite without a flag goes on to the next rule in "
-                                       "nginx; portico stops at the first match (add last)");
+            conversion.refuse(rewrite,
+                              "a rewrite without a flag goes on to the next rule in "
+                              "nginx; portico stops at the first match (add last)");
             return;
         }
         if (!flag.empty() && flag != "last" && flag != "break" && flag != "redirect" &&
@@ -113,15 +127,16 @@ bool translate_files(Conversion& conversion, const Directive& location_block, co
     if (alias) {
         if (!conversion.arity(*alias, 1, 1)) return false;
         if (!match.regex.empty()) {
-            conversion.refuse(*alias, "alias in a regex location builds its path from captures; "
-                                      "portico takes root or a prefix location");
+            conversion.refuse(*alias,
+                              "alias in a regex location builds its path from captures; "
+                              "portico takes root or a prefix location");
             return false;
         }
         location.entries.set("alias", toml_string(conversion.absolute(alias->args[0])));
     } else {
         const Directive* root = last_in(scope, "root");
         std::string folder = root && root->args.size() == 1 ? conversion.absolute(root->args[0])
-                                                              : conversion.absolute("html");
+                                                            : conversion.absolute("html");
         std::error_code error;
         if (!std::filesystem::is_directory(folder, error)) {
             if (root) conversion.refuse(*root, "the root " + folder + " is not a directory here");
@@ -166,23 +181,18 @@ void translate_try_files(Conversion& conversion, const Directive& try_files,
     }
     std::string& last = entries.back();
     if (last.starts_with("@")) {
-        auto found = std::find_if(named.begin(), named.end(), [&](const Directive* block) {
-            return block->args[0] == last;
-        });
+        auto found = std::find_if(named.begin(), named.end(),
+                                  [&](const Directive* block) { return block->args[0] == last; });
         if (found == named.end())
             return conversion.refuse(try_files, "no location " + last + " in this server");
         const Directive* pass = own(**found, "proxy_pass");
         if (!pass)
-            return conversion.refuse(try_files, "the location " + last +
-                                                    " must hold a proxy_pass to translate");
+            return conversion.refuse(
+                try_files, "the location " + last + " must hold a proxy_pass to translate");
         Scope named_scope = scope_of(server_scope, (*found)->block);
-        if (entries.size() == 2 && entries[0] == "$uri") {
-            // nginx's `try_files $uri @app` is portico's root + proxy.
-            conversion.note(location, **found, "the named location's proxy_pass, here");
-            translate_proxy(conversion, *pass, named_scope, false, location);
-            return;
-        }
-        std::string upstream = named_upstream(conversion, **found, named_scope);
+        conversion.note(location, **found, "the named location's proxy_pass and its headers, here");
+        std::string upstream =
+            translate_proxy(conversion, *pass, named_scope, ProxyUse::try_files_fallback, location);
         if (upstream.empty()) return;
         last = "@" + upstream;
     }
@@ -191,7 +201,8 @@ void translate_try_files(Conversion& conversion, const Directive& try_files,
 
 }  // namespace
 
-void translate_location_return(Conversion& conversion, const Directive& directive, Table& location) {
+void translate_location_return(Conversion& conversion, const Directive& directive,
+                               Table& location) {
     if (!conversion.arity(directive, 1, 2)) return;
     const std::vector<std::string>& args = directive.args;
     int status = 0;
@@ -217,6 +228,7 @@ void translate_location_return(Conversion& conversion, const Directive& directiv
     if (text.find('$') != std::string::npos)
         return conversion.refuse(directive, "portico's respond body is literal text");
     std::vector<std::pair<std::string, std::string>> respond{{"status", std::to_string(status)}};
+    if (text.empty()) text = own_error_text(status);
     if (!text.empty()) respond.emplace_back("body", toml_string(text));
     location.entries.set("respond", toml_inline_table(respond));
     if (status != 444) {
@@ -271,8 +283,9 @@ void translate_locations(Conversion& conversion, const Directive& server, const 
             }
         }
         if (answer && !rewrites.empty()) {
-            conversion.refuse(*answer, "a return after rewrites: portico's location holds one "
-                                       "or the other");
+            conversion.refuse(*answer,
+                              "a return after rewrites: portico's location holds one "
+                              "or the other");
             answer = nullptr;
         }
         bool has_files = false, has_proxy = false;
@@ -283,13 +296,16 @@ void translate_locations(Conversion& conversion, const Directive& server, const 
             if (proxy_pass) {
                 if (try_files)
                     conversion.refuse(*try_files, "try_files with proxy_pass in one location");
-                translate_proxy(conversion, *proxy_pass, scope, match.prefix, location);
+                translate_proxy(conversion, *proxy_pass, scope,
+                                match.prefix ? ProxyUse::prefix_location : ProxyUse::other_location,
+                                location);
                 has_proxy = location.entries.get("proxy") != nullptr;
             } else if (rewrites.empty() || try_files || own(block, "root") || own(block, "alias")) {
                 has_files = translate_files(conversion, block, scope, match, location);
                 if (has_files && try_files)
                     translate_try_files(conversion, *try_files, named, server_scope, location);
-                has_proxy = location.entries.get("proxy") != nullptr;
+                has_proxy = location.entries.get("try_files") &&
+                            location.entries.get("try_files")->find("\"@") != std::string::npos;
             }
         }
         if (!answer && !has_files && !has_proxy && rewrites.empty()) {

@@ -20,15 +20,14 @@ std::string lowercase(std::string text) {
 
 // The headers portico adds to every proxied request by default; nginx sends
 // them only when the config says so.
-constexpr std::array<const char*, 5> portico_defaults{"X-Forwarded-For", "X-Forwarded-Proto",
-                                                      "X-Forwarded-Host", "X-Real-IP",
-                                                      "X-Request-ID"};
+constexpr std::array<const char*, 5> portico_defaults{
+    "X-Forwarded-For", "X-Forwarded-Proto", "X-Forwarded-Host", "X-Real-IP", "X-Request-ID"};
 
 struct Target {
     bool ok = false;
-    std::string upstream;   // a named upstream (block or generated), or empty
-    std::string url;        // "http://host:port/path" for an inline upstream
-    std::string proxy_host; // nginx's $proxy_host: the Host it sends by default
+    std::string upstream;    // a named upstream (block or generated), or empty
+    std::string url;         // "http://host:port/path" for an inline upstream
+    std::string proxy_host;  // nginx's $proxy_host: the Host it sends by default
     std::string path;
 };
 
@@ -67,10 +66,11 @@ Target read_target(Conversion& conversion, const Directive& pass, bool wants_ups
     std::string rest = url.substr(7);
     if (rest.starts_with("unix:")) {
         size_t colon = rest.find(':', 5);
-        std::string socket = rest.substr(5, colon == std::string::npos ? std::string::npos
-                                                                      : colon - 5);
+        std::string socket =
+            rest.substr(5, colon == std::string::npos ? std::string::npos : colon - 5);
         target.path = colon == std::string::npos ? "" : rest.substr(colon + 1);
-        target.upstream = generated_upstream(conversion, pass, "unix:" + conversion.absolute(socket));
+        target.upstream =
+            generated_upstream(conversion, pass, "unix:" + conversion.absolute(socket));
         target.proxy_host = "localhost";
         target.ok = true;
         return target;
@@ -84,8 +84,10 @@ Target read_target(Conversion& conversion, const Directive& pass, bool wants_ups
     } else {
         bool has_port = host.find(':') != std::string::npos && !host.ends_with(']');
         std::string address = has_port ? host : host + ":80";
-        if (wants_upstream) target.upstream = generated_upstream(conversion, pass, address);
-        else target.url = "http://" + address;
+        if (wants_upstream)
+            target.upstream = generated_upstream(conversion, pass, address);
+        else
+            target.url = "http://" + address;
     }
     target.ok = true;
     return target;
@@ -120,7 +122,8 @@ HeaderPlan plan_headers(Conversion& conversion, const Scope& scope, const std::s
             }
         } else if (lower == "upgrade" && value == "$http_upgrade") {
             plan.upgrade = true;
-            conversion.note(location, *directive, "dropped: websocket = true passes the upgrade on");
+            conversion.note(location, *directive,
+                            "dropped: websocket = true passes the upgrade on");
             continue;
         } else if (lower == "connection") {
             std::string v = lowercase(value);
@@ -154,8 +157,9 @@ HeaderPlan plan_headers(Conversion& conversion, const Scope& scope, const std::s
 }
 
 bool is_set(const HeaderPlan& plan, const std::string& name) {
-    return std::any_of(plan.set.begin(), plan.set.end(),
-                       [&](const auto& entry) { return lowercase(entry.first) == lowercase(name); });
+    return std::any_of(plan.set.begin(), plan.set.end(), [&](const auto& entry) {
+        return lowercase(entry.first) == lowercase(name);
+    });
 }
 
 void set_timeouts(Conversion& conversion, const Scope& scope, const std::string& upstream,
@@ -175,20 +179,45 @@ void set_timeouts(Conversion& conversion, const Scope& scope, const std::string&
         }
         Table* table = conversion.out.upstream(upstream);
         if (!table) {
-            conversion.refuse(*directive, "portico's timeouts belong to an upstream: a proxy_pass "
-                                          "with a path uses an inline one");
+            conversion.refuse(*directive,
+                              "portico's timeouts belong to an upstream: a proxy_pass "
+                              "with a path uses an inline one");
             continue;
         }
         const std::string* current = table->entries.get(key);
         if (current && *current != toml_string(*duration)) {
             conversion.refuse(*directive, std::string("portico's ") + key +
                                               " is one per upstream, and another location "
-                                              "set " + *current);
+                                              "set " +
+                                              *current);
             continue;
         }
         table->entries.set(key, toml_string(*duration));
         conversion.note(location, *directive, std::string("written as the upstream's ") + key);
     }
+}
+
+// portico takes a path only with an http://host:port target: an upstream
+// block of one TCP server becomes that server inline (its pool settings
+// then portico's defaults, said in a comment); a pool of several is refused.
+bool inline_single_server(Conversion& conversion, const Directive& pass, Target& target,
+                          Table& location) {
+    const Table* upstream = conversion.out.upstream(target.upstream);
+    const std::string* servers = upstream ? upstream->entries.get("servers") : nullptr;
+    bool single = servers && servers->find("\", \"") == std::string::npos && servers->size() > 4 &&
+                  servers->find("unix:") == std::string::npos;
+    if (!single) {
+        conversion.refuse(pass,
+                          "portico takes a path with an http://host:port target, not with "
+                          "an upstream of several servers or a unix: one");
+        return false;
+    }
+    target.url = "http://" + servers->substr(2, servers->size() - 4);
+    conversion.note(location, pass,
+                    "the upstream's one server inline, as portico takes a path only with "
+                    "http://host:port (pooled with portico's defaults)");
+    target.upstream.clear();
+    return true;
 }
 
 bool has_timeouts(const Scope& scope) {
@@ -198,31 +227,32 @@ bool has_timeouts(const Scope& scope) {
 
 }  // namespace
 
-void translate_proxy(Conversion& conversion, const Directive& pass, const Scope& scope,
-                     bool path_allowed, Table& location) {
+std::string translate_proxy(Conversion& conversion, const Directive& pass, const Scope& scope,
+                            ProxyUse use, Table& location) {
     std::string regex;
     if (const std::string* pattern = location.entries.get("regex")) {
         regex = pattern->substr(1, pattern->size() - 2);
     }
-    Target target = read_target(conversion, pass, has_timeouts(scope));
-    if (!target.ok) return;
+    bool fallback = use == ProxyUse::try_files_fallback;
+    Target target = read_target(conversion, pass, fallback || has_timeouts(scope));
+    if (!target.ok) return "";
+    bool path_allowed = use == ProxyUse::prefix_location;
     std::string prefix;
     if (const std::string* text = location.entries.get("prefix"))
         prefix = text->substr(1, text->size() - 2);
     if (!target.path.empty() && target.path != prefix) {
         if (!path_allowed) {
             conversion.refuse(pass, "a URI in proxy_pass outside a prefix location");
-            return;
+            return "";
         }
-        if (!target.upstream.empty()) {
-            conversion.refuse(pass, "portico takes a path with an http://host:port target, not "
-                                    "with an upstream");
-            return;
-        }
+        if (!target.upstream.empty() && !inline_single_server(conversion, pass, target, location))
+            return "";
     }
     std::string path = target.path == prefix ? "" : target.path;
-    location.entries.set("proxy", toml_string(target.upstream.empty() ? target.url + path
-                                                                      : target.upstream));
+    if (!fallback) {
+        location.entries.set(
+            "proxy", toml_string(target.upstream.empty() ? target.url + path : target.upstream));
+    }
     HeaderPlan plan = plan_headers(conversion, scope, regex, location);
     std::vector<std::pair<std::string, std::string>> headers;
     for (const auto& [name, value] : plan.set) {
@@ -233,8 +263,10 @@ void translate_proxy(Conversion& conversion, const Directive& pass, const Scope&
         // same where its text is the same (an upstream's name, host:port).
         bool same = (!target.upstream.empty() && target.upstream == target.proxy_host) ||
                     (target.upstream.empty() && target.url == "http://" + target.proxy_host);
-        if (same) location.entries.set("preserve_host", "false");
-        else headers.insert(headers.begin(), {"Host", toml_string(target.proxy_host)});
+        if (same)
+            location.entries.set("preserve_host", "false");
+        else
+            headers.insert(headers.begin(), {"Host", toml_string(target.proxy_host)});
     }
     for (const char* name : portico_defaults) {
         if (!is_set(plan, name)) headers.emplace_back(name, toml_string(""));
@@ -246,7 +278,8 @@ void translate_proxy(Conversion& conversion, const Directive& pass, const Scope&
         conversion.note(location, *version, "dropped: portico speaks HTTP/1.1 upstream, pooled");
     if (!(plan.upgrade && plan.connection_upgrade && http11))
         location.entries.set("websocket", "false");
-    if (auto hidden = scope.find("proxy_hide_header"); hidden != scope.end() && !hidden->second.empty()) {
+    if (auto hidden = scope.find("proxy_hide_header");
+        hidden != scope.end() && !hidden->second.empty()) {
         std::vector<std::string> names;
         for (const Directive* directive : hidden->second) {
             if (directive->args.size() == 1) names.push_back(directive->args[0]);
@@ -254,30 +287,6 @@ void translate_proxy(Conversion& conversion, const Directive& pass, const Scope&
         location.entries.set("hide_headers", toml_string_array(names));
     }
     if (!target.upstream.empty()) set_timeouts(conversion, scope, target.upstream, location);
-}
-
-std::string named_upstream(Conversion& conversion, const Directive& named, const Scope& scope) {
-    const Directive* pass = nullptr;
-    for (const Directive& directive : named.block) {
-        if (directive.name == "proxy_pass") pass = &directive;
-    }
-    Target target = read_target(conversion, *pass, true);
-    if (!target.ok) return "";
-    if (!target.path.empty() && target.path != "/") {
-        conversion.refuse(*pass, "a URI in a named location's proxy_pass");
-        return "";
-    }
-    Table ignored;
-    HeaderPlan plan = plan_headers(conversion, scope, "", ignored);
-    // try_files "@NAME" proxies as portico's defaults do: the client's Host
-    // and the X-Forwarded-* set.
-    if (!plan.host_set) {
-        conversion.refuse(*pass, "try_files @" + named.args[0].substr(1) +
-                                     " would send the client's Host, and nginx sends " +
-                                     target.proxy_host + ": set proxy_set_header Host $host");
-        return "";
-    }
-    set_timeouts(conversion, scope, target.upstream, ignored);
     return target.upstream;
 }
 

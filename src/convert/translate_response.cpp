@@ -30,8 +30,9 @@ void headers(Conversion& conversion, const Scope& scope, const std::string& rege
         }
         bool this_always = directive->args.size() == 3;
         if (always && *always != this_always) {
-            conversion.refuse(*directive, "portico's headers_always is one per location: mix of "
-                                          "headers with and without always");
+            conversion.refuse(*directive,
+                              "portico's headers_always is one per location: mix of "
+                              "headers with and without always");
             continue;
         }
         std::string name = directive->args[0];
@@ -59,8 +60,9 @@ void expires(Conversion& conversion, const Scope& scope, Table& location) {
     std::optional<long long> seconds =
         directive->args.size() == 1 ? nginx_seconds(directive->args[0]) : std::nullopt;
     if (!seconds) {
-        return conversion.refuse(*directive, "portico's expires takes a positive time (not max, "
-                                             "epoch, @time, modified or a negative one)");
+        return conversion.refuse(*directive,
+                                 "portico's expires takes a positive time (not max, "
+                                 "epoch, @time, modified or a negative one)");
     }
     location.entries.set("expires", toml_string(std::to_string(*seconds) + "s"));
 }
@@ -93,9 +95,8 @@ void compression(Conversion& conversion, const Scope& scope, Table& location) {
     }
     table.emplace_back("min_length", min);
     const Directive* gzip_level = last_in(scope, "gzip_comp_level");
-    table.emplace_back("gzip_level", gzip_level && gzip_level->args.size() == 1
-                                         ? gzip_level->args[0]
-                                         : "1");
+    table.emplace_back("gzip_level",
+                       gzip_level && gzip_level->args.size() == 1 ? gzip_level->args[0] : "1");
     const Directive* brotli_level = last_in(scope, "brotli_comp_level");
     table.emplace_back("brotli_level", brotli_level && brotli_level->args.size() == 1
                                            ? brotli_level->args[0]
@@ -135,12 +136,15 @@ void error_pages(Conversion& conversion, const Scope& scope, bool has_proxy, Tab
         }
         const std::string& uri = directive->args.back();
         bool refused = false;
-        if (directive->args.size() > 2 && directive->args[directive->args.size() - 2].starts_with("=")) {
-            conversion.refuse(*directive, "portico's error pages keep the original status (no =CODE)");
+        if (directive->args.size() > 2 &&
+            directive->args[directive->args.size() - 2].starts_with("=")) {
+            conversion.refuse(*directive,
+                              "portico's error pages keep the original status (no =CODE)");
             refused = true;
         } else if (!uri.starts_with("/")) {
-            conversion.refuse(*directive, "portico's error page is a URI of this site (not a "
-                                          "named location or a URL)");
+            conversion.refuse(*directive,
+                              "portico's error page is a URI of this site (not a "
+                              "named location or a URL)");
             refused = true;
         } else if (std::string why = template_refusal(uri); !why.empty()) {
             conversion.refuse(*directive, why);

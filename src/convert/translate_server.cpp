@@ -20,7 +20,7 @@ std::string listen_address(const std::string& text) {
         if (close == std::string::npos) return "";
         return close + 1 == text.size() ? text + ":80" : text;
     }
-    if (text == "*" ) return "0.0.0.0:80";
+    if (text == "*") return "0.0.0.0:80";
     if (text.starts_with("*:")) return "0.0.0.0" + text.substr(1);
     size_t colon = text.rfind(':');
     std::string host = colon == std::string::npos ? text : text.substr(0, colon);
@@ -53,8 +53,8 @@ std::vector<ServerListen> read_listens(Conversion& conversion, const Directive& 
             ssl_on = true;
     }
     const Directive* http2_directive = last_in(scope, "http2");
-    bool http2_on = http2_directive && !http2_directive->args.empty() &&
-                    http2_directive->args[0] == "on";
+    bool http2_on =
+        http2_directive && !http2_directive->args.empty() && http2_directive->args[0] == "on";
     for (const Directive& directive : server.block) {
         if (directive.name != "listen" || directive.args.empty()) continue;
         std::string address = listen_address(directive.args[0]);
@@ -152,7 +152,8 @@ void read_certificate(Conversion& conversion, const Scope& scope, Table& site, b
     }
     std::string entry = toml_inline_table(
         {{"cert", toml_string(conversion.absolute(scope.at("ssl_certificate").front()->args[0]))},
-         {"key", toml_string(conversion.absolute(scope.at("ssl_certificate_key").front()->args[0]))}});
+         {"key",
+          toml_string(conversion.absolute(scope.at("ssl_certificate_key").front()->args[0]))}});
     site.entries.set("certificate", entry);
     if (std::find(conversion.certificates.begin(), conversion.certificates.end(), entry) ==
         conversion.certificates.end())
@@ -163,13 +164,16 @@ void read_certificate(Conversion& conversion, const Scope& scope, Table& site, b
             if (protocol == "TLSv1.2" || protocol == "TLSv1.3") kept.push_back(protocol);
         }
         if (kept.size() != protocols->args.size())
-            conversion.note(site, *protocols, "TLSv1, TLSv1.1 and SSLv3 are refused by portico: "
-                                              "only TLSv1.2/TLSv1.3 kept");
+            conversion.note(site, *protocols,
+                            "TLSv1, TLSv1.1 and SSLv3 are refused by portico: "
+                            "only TLSv1.2/TLSv1.3 kept");
         if (kept.empty()) return conversion.refuse(*protocols, "no protocol portico offers");
         conversion.set_global(conversion.out.tls, "protocols", toml_string_array(kept), protocols);
     }
-    if (const Directive* ciphers = last_in(scope, "ssl_ciphers"); ciphers && ciphers->args.size() == 1)
-        conversion.set_global(conversion.out.tls, "ciphers", toml_string(ciphers->args[0]), ciphers);
+    if (const Directive* ciphers = last_in(scope, "ssl_ciphers");
+        ciphers && ciphers->args.size() == 1)
+        conversion.set_global(conversion.out.tls, "ciphers", toml_string(ciphers->args[0]),
+                              ciphers);
 }
 
 // `if ($scheme = http) { return ...; }` and `if ($host = NAME) { return ...; }`:
@@ -239,8 +243,8 @@ void translate_server(Conversion& conversion, const Directive& server, const Sco
     std::vector<ServerListen> listens = read_listens(conversion, server, scope, site);
     bool is_default = std::any_of(listens.begin(), listens.end(),
                                   [](const ServerListen& l) { return l.default_server; });
-    bool has_tls = std::any_of(listens.begin(), listens.end(),
-                               [](const ServerListen& l) { return l.tls; });
+    bool has_tls =
+        std::any_of(listens.begin(), listens.end(), [](const ServerListen& l) { return l.tls; });
     read_names(conversion, server, site);
     read_certificate(conversion, scope, site, has_tls);
     set_listen(conversion.out.sites[site_index], addresses(listens, -1), is_default);
@@ -259,8 +263,9 @@ void translate_server(Conversion& conversion, const Directive& server, const Sco
         } else if (name == "if") {
             std::optional<ExactIf> condition = exact_if(directive);
             if (!condition) {
-                conversion.refuse(directive, "portico has no if; only `if ($scheme = http)` and "
-                                             "`if ($host = NAME)` around one return translate");
+                conversion.refuse(directive,
+                                  "portico has no if; only `if ($scheme = http)` and "
+                                  "`if ($host = NAME)` around one return translate");
                 continue;
             }
             if (condition->variable == "scheme") {
@@ -271,8 +276,9 @@ void translate_server(Conversion& conversion, const Directive& server, const Sco
                 std::vector<std::string> matching =
                     addresses(listens, condition->value == "https" ? 1 : 0);
                 if (matching.empty()) {
-                    conversion.note(site, directive, "dropped: no listener of the server has that "
-                                                     "scheme, so it never applies");
+                    conversion.note(site, directive,
+                                    "dropped: no listener of the server has that "
+                                    "scheme, so it never applies");
                     continue;
                 }
                 SiteTable& redirecting = conversion.out.sites.emplace_back();
@@ -304,7 +310,8 @@ void translate_server(Conversion& conversion, const Directive& server, const Sco
                 for (std::string bad : {", , ", "[, ", ", ]"}) {
                     size_t pos = names.find(bad);
                     if (pos != std::string::npos)
-                        names.replace(pos, bad.size(), bad == ", , " ? ", " : (bad == "[, " ? "[" : "]"));
+                        names.replace(pos, bad.size(),
+                                      bad == ", , " ? ", " : (bad == "[, " ? "[" : "]"));
                 }
                 original.entries.set("names", names);
                 SiteTable& redirecting = conversion.out.sites.emplace_back();
@@ -316,8 +323,9 @@ void translate_server(Conversion& conversion, const Directive& server, const Sco
                 answer_everything(conversion, redirecting, *condition->answer, scope);
             }
         } else if (name == "rewrite") {
-            conversion.refuse(directive, "a server-level rewrite runs before every location; "
-                                         "move it into the locations");
+            conversion.refuse(directive,
+                              "a server-level rewrite runs before every location; "
+                              "move it into the locations");
         } else if (name == "try_files") {
             conversion.refuse(directive, "try_files belongs in a location");
         } else if (!drop_or_refuse(conversion, site, directive)) {
@@ -348,8 +356,10 @@ void write_listeners(Conversion& conversion) {
                                 : toml_string(listener.address);
         any_proxy_protocol = any_proxy_protocol || listener.proxy_protocol;
         (listener.tls ? tls : plain).push_back(entry);
-        if (listener.tls) (listener.http2 ? tls_h2 : tls_h1)++;
-        else if (listener.http2) plain_h2++;
+        if (listener.tls)
+            (listener.http2 ? tls_h2 : tls_h1)++;
+        else if (listener.http2)
+            plain_h2++;
     }
     auto array = [](const std::vector<std::string>& items) {
         std::string out = "[";
@@ -364,8 +374,9 @@ void write_listeners(Conversion& conversion) {
         if (tls_h2 && tls_h1) {
             for (const Listener& listener : conversion.listeners) {
                 if (listener.tls && listener.first)
-                    conversion.refuse(*listener.first, "portico offers HTTP/2 on all TLS "
-                                                       "listeners or none: this mixes both");
+                    conversion.refuse(*listener.first,
+                                      "portico offers HTTP/2 on all TLS "
+                                      "listeners or none: this mixes both");
             }
         }
         conversion.out.http2.entries.set("enabled", tls_h2 ? "true" : "false");

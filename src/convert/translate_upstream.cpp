@@ -46,8 +46,10 @@ void translate_upstream(Conversion& conversion, const Directive& upstream) {
                     max_fails = value;
                 } else if (option.starts_with("fail_timeout=")) {
                     std::optional<std::string> duration = portico_duration(value);
-                    if (!duration) refused = true;
-                    else fail_timeout = toml_string(*duration);
+                    if (!duration)
+                        refused = true;
+                    else
+                        fail_timeout = toml_string(*duration);
                 } else if (option.starts_with("max_conns=")) {
                     max_conns = value;
                 } else if (option == "weight=1") {
@@ -61,9 +63,10 @@ void translate_upstream(Conversion& conversion, const Directive& upstream) {
             if (refused) continue;
             std::vector<std::string> these{max_fails, fail_timeout, max_conns};
             if (!first && these != shared) {
-                conversion.refuse(directive, "max_fails, fail_timeout and max_conns are one per "
-                                             "upstream in portico: every server must have the "
-                                             "same");
+                conversion.refuse(directive,
+                                  "max_fails, fail_timeout and max_conns are one per "
+                                  "upstream in portico: every server must have the "
+                                  "same");
                 continue;
             }
             servers.push_back(server_address(conversion, directive.args[0]));
@@ -80,26 +83,31 @@ void translate_upstream(Conversion& conversion, const Directive& upstream) {
         } else if (kind == "keepalive_timeout") {
             std::optional<std::string> duration =
                 directive.args.size() == 1 ? portico_duration(directive.args[0]) : std::nullopt;
-            if (!duration) conversion.refuse(directive, "expects one time");
-            else table.entries.set("idle_timeout", toml_string(*duration));
+            if (!duration)
+                conversion.refuse(directive, "expects one time");
+            else
+                table.entries.set("idle_timeout", toml_string(*duration));
         } else if (kind == "ip_hash") {
             table.entries.set("balance", toml_string("ip_hash"));
         } else if (kind == "least_conn") {
             table.entries.set("balance", toml_string("least_conn"));
         } else if (kind == "zone" || kind == "keepalive_requests" || kind == "keepalive_time") {
-            conversion.note(table, directive, "dropped: portico's counters and pool need no zone "
-                                              "or per-connection limits");
+            conversion.note(table, directive,
+                            "dropped: portico's counters and pool need no zone "
+                            "or per-connection limits");
         } else {
-            conversion.refuse(directive, "no equivalent in a portico upstream (hash, random "
-                                         "and the others are not portico's balancers)");
+            conversion.refuse(directive,
+                              "no equivalent in a portico upstream (hash, random "
+                              "and the others are not portico's balancers)");
         }
     }
     // Written first: the table's first key reads best as its servers.
     table.entries.items.insert(table.entries.items.begin(),
                                {"servers", toml_string_array(servers)});
     if (!keepalive) {
-        table.comments.push_back("nginx opened a new connection per request here (no "
-                                 "keepalive); portico keeps idle ones (keepalive = 32)");
+        table.comments.push_back(
+            "nginx opened a new connection per request here (no "
+            "keepalive); portico keeps idle ones (keepalive = 32)");
     }
 }
 
