@@ -127,6 +127,17 @@ const char* refused_reason(const std::string& name) {
 }  // namespace
 
 bool drop_or_refuse(Conversion& conversion, Table& table, const Directive& directive) {
+    if (directive.name == "autoindex" && directive.args == std::vector<std::string>{"off"}) {
+        conversion.note(table, directive, "dropped: portico never lists directories");
+        return true;
+    }
+    if (directive.name == "default_type") {
+        if (directive.args != std::vector<std::string>{"application/octet-stream"})
+            conversion.refuse(directive,
+                              "portico sends application/octet-stream for unknown "
+                              "types");
+        return true;
+    }
     if (const char* why = dropped_reason(directive.name)) {
         conversion.note(table, directive, std::string("dropped: ") + why);
         return true;
@@ -232,7 +243,9 @@ void translate_http(Conversion& conversion, const Directive& http) {
         } else if (name == "error_log") {
             translate_error_log(conversion, directive);
         } else if (is_inherited(name)) {
-            // In force in the servers below: translated where it applies.
+            // In force in the servers below: translated where it applies
+            // (or dropped or refused here, once).
+            drop_or_refuse(conversion, conversion.out.server, directive);
         } else if (!drop_or_refuse(conversion, conversion.out.server, directive)) {
             conversion.refuse(directive, "unknown or unsupported in the http block");
         }

@@ -51,6 +51,30 @@ public:
         return token;
     }
 
+    // The body of a `*_by_lua_block { ... }`, Lua rather than nginx syntax
+    // (the Lua module reads it itself): skipped up to its closing brace.
+    void skip_lua_block(int start_line) {
+        int depth = 1;
+        char quote = 0;
+        while (at_ < text_.size()) {
+            char c = text_[at_++];
+            if (c == '\n') ++line_;
+            if (quote) {
+                if (c == '\\')
+                    ++at_;
+                else if (c == quote)
+                    quote = 0;
+            } else if (c == '"' || c == '\'') {
+                quote = c;
+            } else if (c == '{') {
+                ++depth;
+            } else if (c == '}' && --depth == 0) {
+                return;
+            }
+        }
+        fail(start_line, "unexpected end of file in a Lua block");
+    }
+
     [[noreturn]] void fail(int line, const std::string& message) const {
         throw ParseError(file_ + ":" + std::to_string(line) + ": " + message);
     }
@@ -198,7 +222,10 @@ private:
                     break;
                 } else if (arg.kind == TokenKind::open) {
                     directive.has_block = true;
-                    directive.block = block(tokens, file, depth, true);
+                    if (directive.name.ends_with("_by_lua_block"))
+                        tokens.skip_lua_block(arg.line);
+                    else
+                        directive.block = block(tokens, file, depth, true);
                     break;
                 } else {
                     tokens.fail(arg.line,

@@ -272,8 +272,10 @@ void translate_locations(Conversion& conversion, const Directive& server, const 
                 try_files = &directive;
             } else if (name == "rewrite") {
                 rewrites.push_back(&directive);
-            } else if (name == "alias" || is_inherited(name)) {
+            } else if (name == "alias") {
                 continue;
+            } else if (is_inherited(name)) {
+                drop_or_refuse(conversion, location, directive);
             } else if (name == "location") {
                 conversion.refuse(directive, "nested locations: write them at the server level");
             } else if (name == "if") {

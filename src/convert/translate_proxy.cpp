@@ -286,7 +286,8 @@ std::string translate_proxy(Conversion& conversion, const Directive& pass, const
         }
         location.entries.set("hide_headers", toml_string_array(names));
     }
-    if (!target.upstream.empty()) set_timeouts(conversion, scope, target.upstream, location);
+    // Refused where the proxy has no upstream of its own to carry them.
+    set_timeouts(conversion, scope, target.upstream, location);
     return target.upstream;
 }
 

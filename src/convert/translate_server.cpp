@@ -238,6 +238,11 @@ void set_listen(SiteTable& site, const std::vector<std::string>& listen, bool is
 void translate_server(Conversion& conversion, const Directive& server, const Scope& http_scope) {
     Scope scope = scope_of(http_scope, server.block);
     size_t site_index = conversion.out.sites.size();
+    // `site` below stays valid: the ifs that add sites of their own are
+    // counted in.
+    size_t ifs = std::count_if(server.block.begin(), server.block.end(),
+                               [](const Directive& d) { return d.name == "if"; });
+    conversion.out.sites.reserve(site_index + 1 + ifs);
     new_site(conversion, server);
     Table& site = conversion.out.sites[site_index].site;
     std::vector<ServerListen> listens = read_listens(conversion, server, scope, site);
@@ -253,9 +258,10 @@ void translate_server(Conversion& conversion, const Directive& server, const Sco
     const Directive* server_return = nullptr;
     for (const Directive& directive : server.block) {
         const std::string& name = directive.name;
-        if (name == "listen" || name == "server_name" || name == "location" || name == "ssl" ||
-            is_inherited(name)) {
+        if (name == "listen" || name == "server_name" || name == "location" || name == "ssl") {
             continue;
+        } else if (is_inherited(name)) {
+            drop_or_refuse(conversion, site, directive);
         } else if (name == "return") {
             if (!server_return) server_return = &directive;
         } else if (name == "set_real_ip_from" || name == "real_ip_header") {
@@ -284,6 +290,9 @@ void translate_server(Conversion& conversion, const Directive& server, const Sco
                 SiteTable& redirecting = conversion.out.sites.emplace_back();
                 redirecting.site = conversion.out.sites[site_index].site;
                 redirecting.site.comments = {Conversion::origin(directive) + " { ... }"};
+                std::erase_if(redirecting.site.entries.items, [&](const auto& entry) {
+                    return entry.first == "certificate" && condition->value == "http";
+                });
                 set_listen(redirecting, matching, is_default);
                 answer_everything(conversion, redirecting, *condition->answer, scope);
                 std::vector<std::string> rest =
