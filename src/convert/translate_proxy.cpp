@@ -260,9 +260,9 @@ std::string translate_proxy(Conversion& conversion, const Directive& pass, const
     }
     if (!plan.host_set) {
         // nginx sends $proxy_host. portico's preserve_host = false sends the
-        // same where its text is the same (an upstream's name, host:port).
-        bool same = (!target.upstream.empty() && target.upstream == target.proxy_host) ||
-                    (target.upstream.empty() && target.url == "http://" + target.proxy_host);
+        // same for an inline http://host:port; for a named upstream it sends
+        // the server's address, where nginx sends the upstream's name.
+        bool same = target.upstream.empty() && target.url == "http://" + target.proxy_host;
         if (same)
             location.entries.set("preserve_host", "false");
         else

@@ -122,7 +122,8 @@ CASES = {
     "gzip": Case(extra=[get("/big.txt", headers=GZIP), get("/api/users", headers=GZIP)]),
     "security_headers": Case(extra=[get("/api/gone"), get("/static/logo.svg", method="HEAD")]),
     "unix_socket": Case(upstreams={"app": "unix"}),
-    "default_proxy_headers": Case(extra=[get("/api/powered"), get("/api/no-store")]),
+    "default_proxy_headers": Case(extra=[get("/api/powered"), get("/api/no-store"),
+                                         get("/backend/x?y=1")]),
     "regex_locations": Case(known={("GET", "/exact", HOST): "return 200 TEXT: portico's respond "
                                    "is text/plain, nginx's default_type here application/"
                                    "octet-stream (said in a comment of the converted file)"},

@@ -41,8 +41,8 @@ TEST_CASE("convert: a regex RE2 cannot run the same is refused", "[convert]") {
     CHECK(result.refused("location ~"));
     CHECK(result.refusals.at(0).find("PCRE feature RE2 lacks") != std::string::npos);
     CHECK(result.config_errors.empty());
-    Result rewrite = convert_http(folder, server("location / { rewrite \"" + pattern +
-                                                 "\" /x last; root www; }"));
+    Result rewrite = convert_http(
+        folder, server("location / { rewrite \"" + pattern + "\" /x last; root www; }"));
     CHECK(rewrite.refused("rewrite"));
 }
 
@@ -115,19 +115,20 @@ TEST_CASE("convert: return as redirect or respond", "[convert]") {
 
 TEST_CASE("convert: rewrite rules and their flags", "[convert]") {
     Folder folder;
-    Result result = convert_http(folder,
-                                 server("location /blog/ {\n"
-                                        "  rewrite ^/blog/(\\d+)/(.*)$ /posts/$2?y=$1 permanent;\n"
-                                        "  rewrite ^/blog/(.*)$ /app/$1 break;\n"
-                                        "  root www;\n"
-                                        "}\n"
-                                        "location /old/ { rewrite ^/old/(.*)$ /new/$1; }"));
+    Result result =
+        convert_http(folder, server("location /blog/ {\n"
+                                    "  rewrite ^/blog/(\\d+)/(.*)$ /posts/$2?y=$1 permanent;\n"
+                                    "  rewrite ^/blog/(.*)$ /app/$1 break;\n"
+                                    "  root www;\n"
+                                    "}\n"
+                                    "location /old/ { rewrite ^/old/(.*)$ /new/$1; }"));
     INFO(result.toml);
     CHECK(result.refusals.empty());
     CHECK(result.config_errors.empty());
-    CHECK(result.has("rewrite = [{ from = '^/blog/(\\d+)/(.*)$', to = \"/posts/$2?y=$1\", "
-                     "flag = \"permanent\" }, { from = '^/blog/(.*)$', to = \"/app/$1\", "
-                     "flag = \"break\" }]"));
+    CHECK(
+        result.has("rewrite = [{ from = '^/blog/(\\d+)/(.*)$', to = \"/posts/$2?y=$1\", "
+                   "flag = \"permanent\" }, { from = '^/blog/(.*)$', to = \"/app/$1\", "
+                   "flag = \"break\" }]"));
     // The last rule without a flag is `last`: portico's default.
     CHECK(result.has("rewrite = [{ from = '^/old/(.*)$', to = \"/new/$1\" }]"));
     Result chain = convert_http(folder, server("location / { rewrite ^/a /b; rewrite ^/b /c; "
@@ -141,16 +142,18 @@ TEST_CASE("convert: rewrite rules and their flags", "[convert]") {
 
 TEST_CASE("convert: error_page", "[convert]") {
     Folder folder;
-    Result result = convert_http(folder, server("error_page 404 /404.html;\n"
-                                                "error_page 500 502 503 504 /50x.html;\n"
-                                                "location / { root www; }\n"
-                                                "location /api/ { proxy_pass http://127.0.0.1:3000; "
-                                                "proxy_set_header Host $host; }"));
+    Result result =
+        convert_http(folder, server("error_page 404 /404.html;\n"
+                                    "error_page 500 502 503 504 /50x.html;\n"
+                                    "location / { root www; }\n"
+                                    "location /api/ { proxy_pass http://127.0.0.1:3000; "
+                                    "proxy_set_header Host $host; }"));
     INFO(result.toml);
     CHECK(result.refusals.empty());
     CHECK(result.config_errors.empty());
-    CHECK(result.has("error_pages = { 404 = \"/404.html\", 500 = \"/50x.html\", 502 = "
-                     "\"/50x.html\", 503 = \"/50x.html\", 504 = \"/50x.html\" }"));
+    CHECK(
+        result.has("error_pages = { 404 = \"/404.html\", 500 = \"/50x.html\", 502 = "
+                   "\"/50x.html\", 503 = \"/50x.html\", 504 = \"/50x.html\" }"));
     // Without proxy_intercept_errors nginx leaves the app's own errors alone.
     CHECK(result.has("also replace the app's own 404, 500, 502, 503, 504 responses"));
     Result code = convert_http(folder, server("error_page 404 =200 /empty.gif;"));
@@ -161,18 +164,19 @@ TEST_CASE("convert: error_page", "[convert]") {
 
 TEST_CASE("convert: add_header, always, and nginx's inheritance", "[convert]") {
     Folder folder;
-    Result result = convert_http(folder,
-                                 server("add_header X-Frame-Options DENY;\n"
-                                        "add_header X-Content-Type-Options nosniff;\n"
-                                        "location / { root www; }\n"
-                                        "location /api/ { add_header Cache-Control no-store "
-                                        "always; root www; }"));
+    Result result =
+        convert_http(folder, server("add_header X-Frame-Options DENY;\n"
+                                    "add_header X-Content-Type-Options nosniff;\n"
+                                    "location / { root www; }\n"
+                                    "location /api/ { add_header Cache-Control no-store "
+                                    "always; root www; }"));
     INFO(result.toml);
     CHECK(result.refusals.empty());
     CHECK(result.config_errors.empty());
     // A location without add_header inherits the server's ...
-    CHECK(result.has("headers = { X-Frame-Options = \"DENY\", X-Content-Type-Options = "
-                     "\"nosniff\" }"));
+    CHECK(
+        result.has("headers = { X-Frame-Options = \"DENY\", X-Content-Type-Options = "
+                   "\"nosniff\" }"));
     // ... one with its own has only those.
     CHECK(result.has("headers = { Cache-Control = \"no-store\" }\nheaders_always = true"));
     Result mixed = convert_http(folder, server("add_header A a; add_header B b always;"));
@@ -195,17 +199,19 @@ TEST_CASE("convert: expires", "[convert]") {
 
 TEST_CASE("convert: gzip, brotli and their static sidecars", "[convert]") {
     Folder folder;
-    Result result = convert_http(folder, "gzip on;\ngzip_comp_level 6;\ngzip_min_length 256;\n"
-                                         "gzip_types text/css application/json;\n"
-                                         "gzip_vary on;\ngzip_proxied any;\n" +
-                                             server("location /a/ { gzip_static on; root www; }\n"
-                                                    "location /b/ { gzip_static on; "
-                                                    "brotli_static on; root www; }"));
+    Result result = convert_http(folder,
+                                 "gzip on;\ngzip_comp_level 6;\ngzip_min_length 256;\n"
+                                 "gzip_types text/css application/json;\n"
+                                 "gzip_vary on;\ngzip_proxied any;\n" +
+                                     server("location /a/ { gzip_static on; root www; }\n"
+                                            "location /b/ { gzip_static on; "
+                                            "brotli_static on; root www; }"));
     INFO(result.toml);
     CHECK(result.refusals.empty());
     CHECK(result.config_errors.empty());
-    CHECK(result.has("compress = { types = [\"application/json\", \"text/css\", \"text/html\"], "
-                     "min_length = 256, gzip_level = 6, brotli_level = 6 }"));
+    CHECK(
+        result.has("compress = { types = [\"application/json\", \"text/css\", \"text/html\"], "
+                   "min_length = 256, gzip_level = 6, brotli_level = 6 }"));
     CHECK(result.has("portico also offers br and zstd"));
     CHECK(result.has("gzip_static = true"));
     CHECK(result.has("precompressed = [\"br\", \"gzip\"]"));
@@ -218,8 +224,10 @@ TEST_CASE("convert: what no location matches is the server's root", "[convert]")
     Folder folder;
     Result result = convert_http(folder, server("location /api/ { return 404; }"));
     INFO(result.toml);
-    CHECK(result.has("what no location matches (the server's own root)\n[[site.location]]\n"
-                     "prefix = \"/\"\nroot = \"" + folder.path() + "/www\""));
+    CHECK(
+        result.has("what no location matches (the server's own root)\n[[site.location]]\n"
+                   "prefix = \"/\"\nroot = \"" +
+                   folder.path() + "/www\""));
     CHECK(result.config_errors.empty());
     // Nested locations are not portico's.
     Result nested = convert_http(folder, server("location /a/ { location /a/b/ { root www; } }"));

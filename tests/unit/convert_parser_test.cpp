@@ -10,8 +10,7 @@ using portico::test::convert_support::Folder;
 
 namespace convert_parser_test {
 
-TEST_CASE("convert parser: words, quoted strings with escapes, comments, blocks",
-          "[convert]") {
+TEST_CASE("convert parser: words, quoted strings with escapes, comments, blocks", "[convert]") {
     ParsedConfig parsed = parse_nginx_text(
         "# a comment\n"
         "http {\n"

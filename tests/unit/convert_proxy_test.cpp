@@ -26,9 +26,10 @@ TEST_CASE("convert: proxy_pass to an upstream, a host, a host with a path", "[co
     CHECK(result.config_errors.empty());
     // nginx sends $proxy_host as Host: portico's preserve_host = false
     // where it sends the same text, a Host header where not.
-    CHECK(result.has("proxy = \"app\"\npreserve_host = false\nproxy_headers = { X-Forwarded-For = "
-                     "\"\", X-Forwarded-Proto = \"\", X-Forwarded-Host = \"\", X-Real-IP = \"\", "
-                     "X-Request-ID = \"\" }\nwebsocket = false"));
+    CHECK(
+        result.has("proxy = \"app\"\nproxy_headers = { Host = \"app\", X-Forwarded-For = "
+                   "\"\", X-Forwarded-Proto = \"\", X-Forwarded-Host = \"\", X-Real-IP = \"\", "
+                   "X-Request-ID = \"\" }\nwebsocket = false"));
     CHECK(result.has("proxy = \"http://127.0.0.1:4000\"\npreserve_host = false"));
     CHECK(result.has("proxy = \"http://localhost:80\"\nproxy_headers = { Host = \"localhost\""));
     CHECK(result.has("proxy = \"http://127.0.0.1:4000/v1/\""));
@@ -55,9 +56,10 @@ TEST_CASE("convert: proxy_set_header, WebSocket lines and X-Forwarded-*", "[conv
     INFO(result.toml);
     CHECK(result.refusals.empty());
     CHECK(result.config_errors.empty());
-    CHECK(result.has("proxy_headers = { Host = \"$host\", X-Real-IP = \"$remote_addr\", "
-                     "X-Forwarded-Proto = \"$scheme\", Accept-Encoding = \"\", X-Forwarded-Host "
-                     "= \"\", X-Request-ID = \"\" }"));
+    CHECK(
+        result.has("proxy_headers = { Host = \"$host\", X-Real-IP = \"$remote_addr\", "
+                   "X-Forwarded-Proto = \"$scheme\", Accept-Encoding = \"\", X-Forwarded-Host "
+                   "= \"\", X-Request-ID = \"\" }"));
     CHECK(result.has("hide_headers = [\"X-Powered-By\"]"));
     // All three WebSocket lines: portico's default websocket = true.
     CHECK_FALSE(result.has("websocket = false"));
@@ -84,10 +86,10 @@ TEST_CASE("convert: proxy_pass forms portico has no equivalent for", "[convert]"
         {"proxy_pass http://pool/v1/", "/api/"},
     }));
     INFO(directive);
-    Result result = convert_http(folder, "upstream pool { server 127.0.0.1:1; server "
-                                         "127.0.0.1:2; }\n" +
-                                             server("location " + location + " { " + directive +
-                                                    "; }"));
+    Result result = convert_http(folder,
+                                 "upstream pool { server 127.0.0.1:1; server "
+                                 "127.0.0.1:2; }\n" +
+                                     server("location " + location + " { " + directive + "; }"));
     CHECK(result.refused(directive));
     CHECK(result.config_errors.empty());
 }
@@ -133,42 +135,50 @@ TEST_CASE("convert: proxy timeouts belong to the upstream", "[convert]") {
                                                     "30s; }"));
     INFO(result.toml);
     CHECK(result.config_errors.empty());
-    CHECK(result.has("[upstream.app]\nservers = [\"127.0.0.1:3000\"]\nconnect_timeout = \"5s\"\n"
-                     "read_timeout = \"3600s\""));
+    CHECK(
+        result.has("[upstream.app]\nservers = [\"127.0.0.1:3000\"]\nconnect_timeout = \"5s\"\n"
+                   "read_timeout = \"3600s\""));
     CHECK(result.refused("proxy_read_timeout 2h"));
     // A host without a path: an upstream of its own carries the timeout.
-    CHECK(result.has("[upstream.127_0_0_1_4000]\nservers = [\"127.0.0.1:4000\"]\n"
-                     "connect_timeout = \"5s\"\nsend_timeout = \"30s\""));
+    CHECK(
+        result.has("[upstream.127_0_0_1_4000]\nservers = [\"127.0.0.1:4000\"]\n"
+                   "connect_timeout = \"5s\"\nsend_timeout = \"30s\""));
     CHECK(result.refused("proxy_send_timeout 30s"));
 }
 
 TEST_CASE("convert: upstream blocks", "[convert]") {
     Folder folder;
-    Result result = convert_http(folder,
-                                 "upstream a {\n"
-                                 "  least_conn;\n"
-                                 "  server 10.0.0.1:3000 max_fails=3 fail_timeout=30s max_conns=64;\n"
-                                 "  server 10.0.0.2:3000 max_fails=3 fail_timeout=30s max_conns=64;\n"
-                                 "  keepalive 16;\n"
-                                 "  keepalive_timeout 30s;\n"
-                                 "}\n"
-                                 "upstream b { ip_hash; server app1; server app2:3000; }\n" +
-                                     server("location /a/ { proxy_pass http://a; }\n"
-                                            "location /b/ { proxy_pass http://b; }"));
+    Result result =
+        convert_http(folder,
+                     "upstream a {\n"
+                     "  least_conn;\n"
+                     "  server 10.0.0.1:3000 max_fails=3 fail_timeout=30s max_conns=64;\n"
+                     "  server 10.0.0.2:3000 max_fails=3 fail_timeout=30s max_conns=64;\n"
+                     "  keepalive 16;\n"
+                     "  keepalive_timeout 30s;\n"
+                     "}\n"
+                     "upstream b { ip_hash; server app1; server app2:3000; }\n" +
+                         server("location /a/ { proxy_pass http://a; }\n"
+                                "location /b/ { proxy_pass http://b; }"));
     INFO(result.toml);
     CHECK(result.refusals.empty());
-    CHECK(result.has("[upstream.a]\nservers = [\"10.0.0.1:3000\", \"10.0.0.2:3000\"]\n"
-                     "balance = \"least_conn\"\nmax_fails = 3\nfail_timeout = \"30s\"\n"
-                     "max_connections = 64\nkeepalive = 16\nidle_timeout = \"30s\""));
-    CHECK(result.has("[upstream.b]\nservers = [\"app1:80\", \"app2:3000\"]\nbalance = \"ip_hash\""));
+    CHECK(
+        result.has("[upstream.a]\nservers = [\"10.0.0.1:3000\", \"10.0.0.2:3000\"]\n"
+                   "balance = \"least_conn\"\nmax_fails = 3\nfail_timeout = \"30s\"\n"
+                   "max_connections = 64\nkeepalive = 16\nidle_timeout = \"30s\""));
+    CHECK(
+        result.has("[upstream.b]\nservers = [\"app1:80\", \"app2:3000\"]\nbalance = \"ip_hash\""));
     CHECK(result.has("nginx opened a new connection per request here"));
 
-    Result differing = convert_http(folder, "upstream a { server 10.0.0.1:1 max_fails=2; "
-                                            "server 10.0.0.2:1; }\n" + server(""));
+    Result differing = convert_http(folder,
+                                    "upstream a { server 10.0.0.1:1 max_fails=2; "
+                                    "server 10.0.0.2:1; }\n" +
+                                        server(""));
     CHECK(differing.refused("server 10.0.0.2:1"));
-    Result weights = convert_http(folder, "upstream a { server 10.0.0.1:1 weight=3; server "
-                                          "10.0.0.2:1 backup; hash $request_uri; }\n" +
-                                              server(""));
+    Result weights = convert_http(folder,
+                                  "upstream a { server 10.0.0.1:1 weight=3; server "
+                                  "10.0.0.2:1 backup; hash $request_uri; }\n" +
+                                      server(""));
     CHECK(weights.refused("server 10.0.0.1:1 weight=3"));
     CHECK(weights.refused("server 10.0.0.2:1 backup"));
     CHECK(weights.refused("hash $request_uri"));

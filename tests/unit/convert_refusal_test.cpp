@@ -30,27 +30,27 @@ TEST_CASE("convert: directives with no exact equivalent are refused, the rest wr
                                  "}\n");
     INFO(result.toml);
     CHECK(result.config_errors.empty());
-    CHECK(result.refusals == std::vector<std::string>{
-        "nginx.conf:3: map $http_upgrade $connection_upgrade: portico has no map: write the "
-        "cases as locations or sites",
-        "nginx.conf:4: geo $blocked: portico has no geo: use allow/deny",
-        "nginx.conf:5: proxy_cache_path /tmp/c keys_zone=c:10m: the response cache is not "
-        "built yet",
-        "nginx.conf:8: if ($http_user_agent ~ bot): portico has no if; only `if ($scheme = "
-        "http)` and `if ($host = NAME)` around one return translate",
-        "nginx.conf:10: sub_filter a b: portico does not edit response bodies",
-        "nginx.conf:11: content_by_lua_block: portico does not embed Lua",
-        "nginx.conf:12: proxy_cache c: the response cache is not built yet",
-        "nginx.conf:13: frobnicate on: unknown or unsupported in a location",
-        "nginx.conf:14: set $x 1: portico has no user variables",
-        "nginx.conf:15: if ($x): portico has no if inside a location",
-    });
+    CHECK(result.refusals ==
+          std::vector<std::string>{
+              "nginx.conf:3: map $http_upgrade $connection_upgrade: portico has no map: write the "
+              "cases as locations or sites",
+              "nginx.conf:4: geo $blocked: portico has no geo: use allow/deny",
+              "nginx.conf:5: proxy_cache_path /tmp/c keys_zone=c:10m: the response cache is not "
+              "built yet",
+              "nginx.conf:8: if ($http_user_agent ~ bot): portico has no if; only `if ($scheme = "
+              "http)` and `if ($host = NAME)` around one return translate",
+              "nginx.conf:10: sub_filter a b: portico does not edit response bodies",
+              "nginx.conf:11: content_by_lua_block: portico does not embed Lua",
+              "nginx.conf:12: proxy_cache c: the response cache is not built yet",
+              "nginx.conf:13: frobnicate on: unknown or unsupported in a location",
+              "nginx.conf:14: set $x 1: portico has no user variables",
+              "nginx.conf:15: if ($x): portico has no if inside a location",
+          });
     // The rest is still written.
     CHECK(result.has("prefix = \"/\"\nroot = \"" + folder.path() + "/www\""));
 }
 
-TEST_CASE("convert: what portico does by itself is dropped with a note, not refused",
-          "[convert]") {
+TEST_CASE("convert: what portico does by itself is dropped with a note, not refused", "[convert]") {
     Folder folder;
     Result result = convert_http(folder,
                                  "sendfile on;\ntcp_nopush on;\ntypes_hash_max_size 2048;\n"
@@ -70,10 +70,12 @@ TEST_CASE("convert: what portico does by itself is dropped with a note, not refu
 
 TEST_CASE("convert: types blocks become [mime]", "[convert]") {
     Folder folder;
-    Result result = convert_http(folder, "types { text/html html htm; application/wasm wasm; "
-                                         "text/plain html; }\nserver { root www; }");
-    CHECK(result.has("[mime]\nhtml = \"text/html\"\nhtm = \"text/html\"\nwasm = "
-                     "\"application/wasm\"\n\n"));
+    Result result = convert_http(folder,
+                                 "types { text/html html htm; application/wasm wasm; "
+                                 "text/plain html; }\nserver { root www; }");
+    CHECK(
+        result.has("[mime]\nhtml = \"text/html\"\nhtm = \"text/html\"\nwasm = "
+                   "\"application/wasm\"\n\n"));
     CHECK(result.config_errors.empty());
 }
 
@@ -88,7 +90,8 @@ TEST_CASE("convert command: exit status 0, 2 with refusals, 1 when nothing is wr
           "[convert]") {
     Folder folder;
     folder.write("clean.conf", "events {}\nhttp { server { root www; } }\n");
-    folder.write("refused.conf", "events {}\nhttp { server { root www; if ($a) { return 1; } } }\n");
+    folder.write("refused.conf",
+                 "events {}\nhttp { server { root www; if ($a) { return 1; } } }\n");
     folder.write("broken.conf", "http { server {\n");
     folder.write("empty.conf", "events {}\n");
     folder.write("conf/inc.conf", "server { root ../www; }\n");

@@ -25,11 +25,13 @@ TEST_CASE("convert: listen forms, default_server, proxy_protocol, names", "[conv
     INFO(result.toml);
     CHECK(result.refusals.empty());
     CHECK(result.config_errors.empty());
-    CHECK(result.has("listen = [\"0.0.0.0:80\", \"[::]:80\", { address = \"127.0.0.1:8081\", "
-                     "proxy_protocol = true }]"));
-    CHECK(result.has("names = [\"example.com\", \"example.org\", \"*.example.org\", "
-                     "\"www.example.com\"]\nlisten = [\"0.0.0.0:80\", \"[::]:80\", "
-                     "\"127.0.0.1:8081\"]\ndefault = true"));
+    CHECK(
+        result.has("listen = [\"0.0.0.0:80\", \"[::]:80\", { address = \"127.0.0.1:8081\", "
+                   "proxy_protocol = true }]"));
+    CHECK(
+        result.has("names = [\"example.com\", \"example.org\", \"*.example.org\", "
+                   "\"www.example.com\"]\nlisten = [\"0.0.0.0:80\", \"[::]:80\", "
+                   "\"127.0.0.1:8081\"]\ndefault = true"));
     // No listen: nginx's *:80; `_` names nothing.
     CHECK(result.has("names = []\nlisten = [\"0.0.0.0:80\"]"));
     // Each table says where it came from.
@@ -68,8 +70,8 @@ TEST_CASE("convert: TLS certificates, protocols, ciphers and HTTP/2", "[convert]
                                  "}\n");
     INFO(result.toml);
     CHECK(result.refusals.empty());
-    CHECK(result.has("listen = [\"0.0.0.0:443\"]\ncertificates = [{ cert = \"" +
-                     folder.path() + "/cert.pem\", key = \"" + folder.path() + "/key.pem\" }]"));
+    CHECK(result.has("listen = [\"0.0.0.0:443\"]\ncertificates = [{ cert = \"" + folder.path() +
+                     "/cert.pem\", key = \"" + folder.path() + "/key.pem\" }]"));
     CHECK(result.has("protocols = [\"TLSv1.2\", \"TLSv1.3\"]"));
     CHECK(result.has("ciphers = \"HIGH:!aNULL\""));
     CHECK(result.has("[http2]\nenabled = true"));
@@ -77,11 +79,11 @@ TEST_CASE("convert: TLS certificates, protocols, ciphers and HTTP/2", "[convert]
     CHECK(result.has("only TLSv1.2/TLSv1.3 kept"));
     CHECK(result.has("ssl_session_cache shared:SSL:10m: dropped"));
     // [server] listen stays, empty: every listener is TLS.
-    CHECK(result.has("[server]\nmax_body_bytes = 1048576\nkeepalive_timeout = \"75s\"\nlisten = []"));
+    CHECK(
+        result.has("[server]\nmax_body_bytes = 1048576\nkeepalive_timeout = \"75s\"\nlisten = []"));
 }
 
-TEST_CASE("convert: TLS without http2 turns portico's HTTP/2 off; a mix is refused",
-          "[convert]") {
+TEST_CASE("convert: TLS without http2 turns portico's HTTP/2 off; a mix is refused", "[convert]") {
     Folder folder;
     folder.write("cert.pem", "x");
     folder.write("key.pem", "x");
@@ -91,8 +93,9 @@ TEST_CASE("convert: TLS without http2 turns portico's HTTP/2 off; a mix is refus
     Result mixed = convert_http(folder, "server { listen 443 ssl http2; " + tls +
                                             " }\nserver { listen 8443 ssl; " + tls + " }");
     CHECK(mixed.refused("listen 443 ssl http2"));
-    Result without_key = convert_http(folder, "server { listen 443 ssl; ssl_certificate cert.pem; "
-                                              "root www; }");
+    Result without_key = convert_http(folder,
+                                      "server { listen 443 ssl; ssl_certificate cert.pem; "
+                                      "root www; }");
     CHECK(without_key.refused("ssl_certificate cert.pem"));
 }
 
@@ -116,16 +119,17 @@ TEST_CASE("convert: if ($scheme = http) around a return splits the server by lis
     CHECK(result.refusals.empty());
     CHECK(result.config_errors.empty());
     // The TLS listener keeps the server; the cleartext one redirects.
-    CHECK(result.has("key.pem\" }\nlisten = [\"0.0.0.0:443\"]\n\n# nginx.conf:3: server: what "
-                     "no location matches"));
+    CHECK(
+        result.has("key.pem\" }\nlisten = [\"0.0.0.0:443\"]\n\n# nginx.conf:3: server: what "
+                   "no location matches"));
     // The redirecting half needs no certificate: it answers on port 80 only.
-    CHECK(result.has("# nginx.conf:8: if ($scheme = http) { ... }\n[[site]]\nnames = "
-                     "[\"example.com\"]\nlisten = [\"0.0.0.0:80\"]\n\n# nginx.conf:9: return 301"));
+    CHECK(
+        result.has("# nginx.conf:8: if ($scheme = http) { ... }\n[[site]]\nnames = "
+                   "[\"example.com\"]\nlisten = [\"0.0.0.0:80\"]\n\n# nginx.conf:9: return 301"));
     CHECK(result.has("redirect = { to = \"https://$host$request_uri\", status = 301 }"));
 }
 
-TEST_CASE("convert: if ($host = NAME) around a return gives that name its own site",
-          "[convert]") {
+TEST_CASE("convert: if ($host = NAME) around a return gives that name its own site", "[convert]") {
     Folder folder;
     Result result = convert_http(folder,
                                  "server {\n"
@@ -142,11 +146,13 @@ TEST_CASE("convert: if ($host = NAME) around a return gives that name its own si
     CHECK(result.has("names = [\"example.com\"]"));
     CHECK(result.has("names = [\"www.example.com\"]"));
     CHECK(result.has("redirect = { to = \"http://example.com$request_uri\", status = 301 }"));
-    Result other = convert_http(folder, "server { server_name a.test; if ($host = b.test) "
-                                        "{ return 301 http://a.test; } root www; }");
+    Result other = convert_http(folder,
+                                "server { server_name a.test; if ($host = b.test) "
+                                "{ return 301 http://a.test; } root www; }");
     CHECK(other.refused("if ($host = b.test)"));
-    Result complex = convert_http(folder, "server { if ($request_method = POST) { return 405; } "
-                                          "root www; }");
+    Result complex = convert_http(folder,
+                                  "server { if ($request_method = POST) { return 405; } "
+                                  "root www; }");
     CHECK(complex.refused("if ($request_method = POST)"));
 }
 
@@ -158,8 +164,9 @@ TEST_CASE("convert: a server-level return answers every path", "[convert]") {
                                  "  location /x/ { root www; } }");
     INFO(result.toml);
     CHECK(result.refusals.empty());
-    CHECK(result.has("prefix = \"/\"\nredirect = { to = \"https://new.test$request_uri\", "
-                     "status = 301 }"));
+    CHECK(
+        result.has("prefix = \"/\"\nredirect = { to = \"https://new.test$request_uri\", "
+                   "status = 301 }"));
     CHECK(result.has("dropped: the server-level return answers before any location"));
     CHECK_FALSE(result.has("prefix = \"/x/\""));
 }
@@ -187,8 +194,9 @@ TEST_CASE("convert: body size, keep-alive, logs and real IP are portico's once",
     CHECK(result.refused("client_max_body_size 1g"));
     CHECK(result.config_errors.empty());
 
-    Result refused = convert_http(folder, "access_log /var/log/a.log main;\n"
-                                          "real_ip_header X-Real-IP;\nserver { root www; }");
+    Result refused = convert_http(folder,
+                                  "access_log /var/log/a.log main;\n"
+                                  "real_ip_header X-Real-IP;\nserver { root www; }");
     CHECK(refused.refused("access_log /var/log/a.log main"));
     CHECK(refused.refused("real_ip_header X-Real-IP"));
     // client_max_body_size 0 is nginx's "no limit".
