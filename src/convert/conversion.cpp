@@ -1,7 +1,7 @@
 #include "convert/conversion.hpp"
 
 #include <algorithm>
-#include <array>
+#include <iterator>
 #include <filesystem>
 #include <string_view>
 
@@ -11,57 +11,26 @@ namespace portico::convert {
 
 namespace {
 
-constexpr std::array<std::string_view, 46> inherited_names{"root",
-                                                           "index",
-                                                           "add_header",
-                                                           "proxy_set_header",
-                                                           "proxy_hide_header",
-                                                           "expires",
-                                                           "gzip",
-                                                           "gzip_types",
-                                                           "gzip_comp_level",
-                                                           "gzip_min_length",
-                                                           "gzip_proxied",
-                                                           "gzip_vary",
-                                                           "gzip_static",
-                                                           "gzip_http_version",
-                                                           "gzip_disable",
-                                                           "gzip_buffers",
-                                                           "brotli",
-                                                           "brotli_types",
-                                                           "brotli_comp_level",
-                                                           "brotli_static",
-                                                           "brotli_min_length",
-                                                           "error_page",
-                                                           "proxy_connect_timeout",
-                                                           "proxy_read_timeout",
-                                                           "proxy_send_timeout",
-                                                           "proxy_http_version",
-                                                           "proxy_intercept_errors",
-                                                           "client_max_body_size",
-                                                           "keepalive_timeout",
-                                                           "access_log",
-                                                           "ssl_certificate",
-                                                           "ssl_certificate_key",
-                                                           "ssl_protocols",
-                                                           "ssl_ciphers",
-                                                           "http2",
-                                                           "proxy_buffering",
-                                                           "proxy_redirect",
-                                                           "proxy_cache_bypass",
-                                                           "sendfile",
-                                                           "tcp_nopush",
-                                                           "tcp_nodelay",
-                                                           "charset",
-                                                           "autoindex",
-                                                           "default_type",
-                                                           "server_tokens",
-                                                           "keepalive_requests"};
+// clang-format off
+constexpr std::string_view inherited_names[] = {
+    "root", "index", "add_header", "proxy_set_header", "proxy_hide_header", "expires",
+    "gzip", "gzip_types", "gzip_comp_level", "gzip_min_length", "gzip_proxied", "gzip_vary",
+    "gzip_static", "gzip_http_version", "gzip_disable", "gzip_buffers", "brotli",
+    "brotli_types", "brotli_comp_level", "brotli_static", "brotli_min_length", "error_page",
+    "proxy_connect_timeout", "proxy_read_timeout", "proxy_send_timeout", "proxy_http_version",
+    "proxy_intercept_errors", "client_max_body_size", "keepalive_timeout", "access_log",
+    "ssl_certificate", "ssl_certificate_key", "ssl_protocols", "ssl_ciphers", "http2",
+    "proxy_buffering", "proxy_redirect", "proxy_cache_bypass", "sendfile", "tcp_nopush",
+    "tcp_nodelay", "charset", "autoindex", "default_type", "server_tokens", "keepalive_requests",
+    "limit_req", "limit_req_status", "limit_conn", "limit_conn_status", "allow", "deny",
+    "auth_basic", "auth_basic_user_file", "limit_req_log_level", "limit_conn_log_level"};
+// clang-format on
 
 }  // namespace
 
 bool is_inherited(const std::string& name) {
-    return std::find(inherited_names.begin(), inherited_names.end(), name) != inherited_names.end();
+    return std::find(std::begin(inherited_names), std::end(inherited_names), name) !=
+           std::end(inherited_names);
 }
 
 Scope scope_of(const Scope& parent, const std::vector<Directive>& block) {
@@ -69,11 +38,13 @@ Scope scope_of(const Scope& parent, const std::vector<Directive>& block) {
     std::vector<std::string> replaced;
     for (const Directive& directive : block) {
         if (!is_inherited(directive.name)) continue;
-        if (std::find(replaced.begin(), replaced.end(), directive.name) == replaced.end()) {
-            scope[directive.name].clear();
-            replaced.push_back(directive.name);
+        std::string key =
+            directive.name == "allow" || directive.name == "deny" ? "allow_deny" : directive.name;
+        if (std::find(replaced.begin(), replaced.end(), key) == replaced.end()) {
+            scope[key].clear();
+            replaced.push_back(key);
         }
-        scope[directive.name].push_back(&directive);
+        scope[key].push_back(&directive);
     }
     return scope;
 }

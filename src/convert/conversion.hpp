@@ -17,7 +17,8 @@ namespace portico::convert {
 // a level that has any directive of a name replaces all of its parent's.
 using Scope = std::map<std::string, std::vector<const Directive*>>;
 
-// The names that inherit from http to server to location.
+// The names that inherit from http to server to location (allow and deny
+// together, as "allow_deny": nginx's one list of access rules).
 bool is_inherited(const std::string& name);
 
 // `parent` with the inherited directives of `block` laid over it.
@@ -43,7 +44,8 @@ public:
     std::vector<Refusal> refusals;
     std::vector<const Directive*> upstream_blocks;
     std::vector<Listener> listeners;
-    std::vector<std::string> certificates;  // [tls] certificates entries, rendered
+    std::vector<std::string> certificates;      // [tls] certificates entries, rendered
+    std::vector<const Directive*> limit_zones;  // limit_req_zone, limit_conn_zone
 
     // FILE:LINE: directive: why (once per directive, however many
     // locations inherit it).
@@ -94,6 +96,9 @@ std::string translate_proxy(Conversion& conversion, const Directive& proxy_pass,
 // headers, expires, compression, gzip_static, error_pages (translate_response.cpp).
 void translate_response_options(Conversion& conversion, const Scope& scope, bool has_files,
                                 bool has_proxy, Table& location);
+// limit_req, limit_conn, allow/deny, auth_basic (translate_access.cpp),
+// to the keys of the spec's "Limits and access control".
+void translate_access(Conversion& conversion, const Scope& scope, Table& location);
 // The server-wide settings nginx allows at any level, as a location sees
 // them (client_max_body_size, keepalive_timeout, access_log...).
 void translate_globals(Conversion& conversion, const Scope& scope);

@@ -80,6 +80,8 @@ const char* dropped_reason(const std::string& name) {
         {"gzip_disable", "no browser in use needs it"},
         {"gzip_http_version", "portico compresses HTTP/1.0 responses too"},
         {"ssl_session_tickets", "portico's session_tickets (true) applies"},
+        {"limit_req_log_level", "portico logs a refused request once per key per second"},
+        {"limit_conn_log_level", "portico logs a refused request once per key per second"},
     };
     auto found = reasons.find(name);
     return found == reasons.end() ? nullptr : found->second;
@@ -113,6 +115,8 @@ const char* refused_reason(const std::string& name) {
         {"njs", "portico does not embed njs"},
         {"js_content", "portico does not embed njs"},
         {"limit_rate", "portico does not throttle responses"},
+        {"limit_req_dry_run", "portico's limits always apply"},
+        {"limit_conn_dry_run", "portico's limits always apply"},
         {"secure_link", "portico has no secure links"},
         {"auth_request", "portico has no subrequest authentication"},
         {"mirror", "portico does not mirror requests"},
@@ -235,6 +239,8 @@ void translate_http(Conversion& conversion, const Directive& http) {
             translate_server(conversion, directive, scope);
         } else if (name == "types") {
             translate_types(conversion, directive);
+        } else if (name == "limit_req_zone" || name == "limit_conn_zone") {
+            conversion.limit_zones.push_back(&directive);
         } else if (name == "log_format") {
             // Used by an access_log, which is refused there if it is not
             // portico's combined or json.

@@ -69,6 +69,8 @@ std::string render(const PorticoConfig& config) {
     write_table(out, "[http2]", config.http2, false);
     for (const auto& [name, table] : config.upstreams)
         write_table(out, "[upstream." + toml_key(name) + "]", table, true);
+    for (const auto& [name, table] : config.limits)
+        write_table(out, "[limit." + toml_key(name) + "]", table, true);
     for (const SiteTable& site : config.sites) {
         write_table(out, "[[site]]", site.site, true);
         for (const Table& location : site.locations)

@@ -32,6 +32,7 @@ struct PorticoConfig {
     Table server, log, tls, http2;
     std::vector<std::pair<std::string, std::string>> mime;  // extension, type
     std::vector<std::pair<std::string, Table>> upstreams;   // in file order
+    std::vector<std::pair<std::string, Table>> limits;      // [limit.NAME]
     std::vector<SiteTable> sites;
 
     Table* upstream(const std::string& name);

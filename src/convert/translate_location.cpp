@@ -314,7 +314,9 @@ void translate_locations(Conversion& conversion, const Directive& server, const 
             location.entries.set("respond", "{ status = 404 }");
             conversion.note(location, block, "no root here: every request gets 404, as in nginx");
         }
-        if (!answer) translate_response_options(conversion, scope, has_files, has_proxy, location);
+        // add_header applies to a return's answer too (nginx's header filter).
+        translate_response_options(conversion, scope, has_files, has_proxy, location);
+        translate_access(conversion, scope, location);
         site.locations.push_back(std::move(location));
     }
     if (!has_root_prefix) {
@@ -331,6 +333,7 @@ void translate_locations(Conversion& conversion, const Directive& server, const 
             location.comments.push_back("no root: 404 for every path, as nginx's missing html/");
         }
         translate_response_options(conversion, server_scope, has_files, false, location);
+        translate_access(conversion, server_scope, location);
         site.locations.push_back(std::move(location));
     }
 }

@@ -210,17 +210,9 @@ std::vector<std::string> addresses(const std::vector<ServerListen>& listens, int
 }
 
 // A site whose every request gets the `return` (server-level return, or the
-// redirect half of an exact `if`).
-void answer_everything(Conversion& conversion, SiteTable& site, const Directive& answer,
-                       const Scope& scope);
-
-}  // namespace
-
-namespace {
-
-void answer_everything(Conversion& conversion, SiteTable& site, const Directive& answer,
-                       const Scope& scope) {
-    (void)scope;
+// redirect half of an exact `if`): nginx runs it before any location, so
+// before limits and access rules too.
+void answer_everything(Conversion& conversion, SiteTable& site, const Directive& answer) {
     Table location;
     location.comments.push_back(Conversion::origin(answer) + " (for every path)");
     location.entries.set("prefix", toml_string("/"));
@@ -294,7 +286,7 @@ void translate_server(Conversion& conversion, const Directive& server, const Sco
                     return entry.first == "certificate" && condition->value == "http";
                 });
                 set_listen(redirecting, matching, is_default);
-                answer_everything(conversion, redirecting, *condition->answer, scope);
+                answer_everything(conversion, redirecting, *condition->answer);
                 std::vector<std::string> rest =
                     addresses(listens, condition->value == "https" ? 0 : 1);
                 if (rest.empty()) {
@@ -329,7 +321,7 @@ void translate_server(Conversion& conversion, const Directive& server, const Sco
                 set_listen(redirecting, addresses(listens, -1), false);
                 if (const std::string* certificate = original.entries.get("certificate"))
                     redirecting.site.entries.set("certificate", *certificate);
-                answer_everything(conversion, redirecting, *condition->answer, scope);
+                answer_everything(conversion, redirecting, *condition->answer);
             }
         } else if (name == "rewrite") {
             conversion.refuse(directive,
@@ -348,7 +340,7 @@ void translate_server(Conversion& conversion, const Directive& server, const Sco
                 conversion.note(translated.site, directive,
                                 "dropped: the server-level return answers before any location");
         }
-        answer_everything(conversion, translated, *server_return, scope);
+        answer_everything(conversion, translated, *server_return);
         return;
     }
     translate_locations(conversion, server, scope, translated);

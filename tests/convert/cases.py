@@ -130,5 +130,5 @@ CASES = {
                             extra=[get("/images/a.png"), get("/files/logo.SVG"),
                                    get("/exact"), get("/exact/more")]),
     "named_fallback": Case(upstreams={"app": "tcp"}, extra=[get("/public/robots.txt")]),
-    "refusals": Case(refusals=["limit_req_zone", "limit_req", "if", "map", "sub_filter"]),
+    "refusals": Case(refusals=["proxy_cache_path", "proxy_cache", "if", "map", "sub_filter"]),
 }

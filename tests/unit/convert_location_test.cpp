@@ -179,6 +179,13 @@ TEST_CASE("convert: add_header, always, and nginx's inheritance", "[convert]") {
                    "\"nosniff\" }"));
     // ... one with its own has only those.
     CHECK(result.has("headers = { Cache-Control = \"no-store\" }\nheaders_always = true"));
+    // A return's answer carries them too.
+    Result redirect = convert_http(folder, server("location = /old { add_header X-A a always; "
+                                                  "return 301 /new; }"));
+    CHECK(
+        redirect.has("redirect = { to = \"/new\", status = 301 }\nheaders = { X-A = \"a\" }\n"
+                     "headers_always = true"));
+    CHECK(redirect.config_errors.empty());
     Result mixed = convert_http(folder, server("add_header A a; add_header B b always;"));
     CHECK(mixed.refused("add_header B b always"));
     Result twice = convert_http(folder, server("add_header A a; add_header A b;"));

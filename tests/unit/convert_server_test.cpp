@@ -83,7 +83,8 @@ TEST_CASE("convert: TLS certificates, protocols, ciphers and HTTP/2", "[convert]
         result.has("[server]\nmax_body_bytes = 1048576\nkeepalive_timeout = \"75s\"\nlisten = []"));
 }
 
-TEST_CASE("convert: TLS without http2 turns portico's HTTP/2 off; a mix is refused", "[convert]") {
+TEST_CASE("convert: TLS without http2 turns portico's HTTP/2 off, and a mix is refused",
+          "[convert]") {
     Folder folder;
     folder.write("cert.pem", "x");
     folder.write("key.pem", "x");
