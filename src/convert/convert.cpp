@@ -24,6 +24,8 @@ const char* dropped_reason(const std::string& name) {
         {"accept_mutex", "portico's workers accept with SO_REUSEPORT"},
         {"use", "portico uses epoll through libuv"},
         {"daemon", "portico runs in the foreground"},
+        {"load_module", "portico's modules are built in (gzip, brotli, zstd...); the "
+                        "directives of one it lacks are refused where they are used"},
         {"master_process", "portico always has a master"},
         {"include", "already read"},
         {"sendfile", "portico always sends files with sendfile(2)"},
@@ -122,7 +124,6 @@ const char* refused_reason(const std::string& name) {
         {"mirror", "portico does not mirror requests"},
         {"internal", "portico has no internal-only locations"},
         {"env", "portico reads no environment"},
-        {"load_module", "portico has no dynamic modules"},
     };
     auto found = reasons.find(name);
     return found == reasons.end() ? nullptr : found->second;
