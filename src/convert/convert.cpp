@@ -24,8 +24,9 @@ const char* dropped_reason(const std::string& name) {
         {"accept_mutex", "portico's workers accept with SO_REUSEPORT"},
         {"use", "portico uses epoll through libuv"},
         {"daemon", "portico runs in the foreground"},
-        {"load_module", "portico's modules are built in (gzip, brotli, zstd...); the "
-                        "directives of one it lacks are refused where they are used"},
+        {"load_module",
+         "portico's modules are built in (gzip, brotli, zstd...); the "
+         "directives of one it lacks are refused where they are used"},
         {"master_process", "portico always has a master"},
         {"include", "already read"},
         {"sendfile", "portico always sends files with sendfile(2)"},

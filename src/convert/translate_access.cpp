@@ -84,8 +84,10 @@ void limit_requests(Conversion& conversion, const Scope& scope, Table& location)
         if (existing == conversion.out.limits.end()) {
             conversion.out.limits.emplace_back(name, std::move(table));
         } else if (existing->second.entries.items != table.entries.items) {
-            conversion.refuse(*directive, "portico's burst, delay and status belong to the limit: "
-                                          "another location uses zone " + name + " otherwise");
+            conversion.refuse(*directive,
+                              "portico's burst, delay and status belong to the limit: "
+                              "another location uses zone " +
+                                  name + " otherwise");
             continue;
         }
         names.push_back(name);
@@ -99,7 +101,8 @@ void limit_connections(Conversion& conversion, const Scope& scope, Table& locati
     const Directive& directive = *found->second.front();
     if (found->second.size() > 1)
         conversion.refuse(*found->second[1], "portico has one max_concurrent per location");
-    if (directive.args.size() != 2) return conversion.refuse(directive, "expects a zone and a count");
+    if (directive.args.size() != 2)
+        return conversion.refuse(directive, "expects a zone and a count");
     const Directive* zone = zone_named(conversion, "limit_conn_zone", directive.args[0]);
     if (!zone || zone->args.empty())
         return conversion.refuse(directive, "no limit_conn_zone " + directive.args[0]);
@@ -176,10 +179,9 @@ void basic_auth(Conversion& conversion, const Scope& scope, Table& location) {
     if (realm->args[0].find('$') != std::string::npos ||
         file->args[0].find('$') != std::string::npos)
         return conversion.refuse(*realm, "portico's realm and htpasswd file are literal");
-    location.entries.set("auth",
-                         toml_inline_table({{"realm", toml_string(realm->args[0])},
-                                            {"htpasswd", toml_string(conversion.absolute(
-                                                             file->args[0]))}}));
+    location.entries.set(
+        "auth", toml_inline_table({{"realm", toml_string(realm->args[0])},
+                                   {"htpasswd", toml_string(conversion.absolute(file->args[0]))}}));
 }
 
 }  // namespace
