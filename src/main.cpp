@@ -4,6 +4,7 @@
 #include <memory>
 #include <string>
 
+#include "cli/convert_command.hpp"
 #include "cli/stats_command.hpp"
 #include "config/config.hpp"
 #include "tls/server_tls.hpp"
@@ -19,6 +20,9 @@ constexpr const char* usage =
     "       portico stats [--url http://127.0.0.1:9145] [--watch 1s | --compare A B]\n"
     "                              per-location table from a running portico's /stats,\n"
     "                              or two saved snapshots side by side\n"
+    "       portico convert [--prefix DIR] nginx.conf\n"
+    "                              an nginx config as a portico config on stdout,\n"
+    "                              what cannot be translated on stderr (exit 2)\n"
     "       portico --version\n";
 
 }  // namespace
@@ -26,6 +30,8 @@ constexpr const char* usage =
 int main(int argc, char** argv) {
     if (argc > 1 && std::strcmp(argv[1], "stats") == 0)
         return portico::cli::run_stats_command(argc - 1, argv + 1);
+    if (argc > 1 && std::strcmp(argv[1], "convert") == 0)
+        return portico::cli::run_convert_command(argc - 1, argv + 1);
     std::string config_path = "conf/portico.toml";
     bool test_only = false;
     for (int i = 1; i < argc; ++i) {

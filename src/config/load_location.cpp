@@ -190,8 +190,12 @@ void check_actions(TableReader& reader, const std::string& label, Diagnostics& d
     require_companion(reader, "expires", has_root || has_proxy, "root, alias or proxy",
                       diagnostics);
     require_companion(reader, "compress", has_root || has_proxy, "root or proxy", diagnostics);
+    // try_files' "@UPSTREAM" proxies as `proxy` would, with the same options
+    // (nginx's named location holds its proxy_set_header lines).
+    bool proxies = has_proxy || (location.try_files && location.try_files->upstream);
     for (std::string_view key : {"preserve_host", "websocket", "proxy_headers", "hide_headers"}) {
-        require_companion(reader, key, has_proxy, "proxy", diagnostics);
+        require_companion(reader, key, proxies, "proxy or a try_files ending in \"@UPSTREAM\"",
+                          diagnostics);
     }
     const toml::node* stop_regex = reader.get("stop_regex");
     if (stop_regex && location.match != MatchKind::prefix) {

@@ -35,7 +35,12 @@ http::StepResult TryFilesStep::answer(http::Request& request, http::Exchange& cl
     for (const config::Template& entry : config_.files) {
         uri_.clear();
         http::expand(entry, request, client.client_address(), {}, uri_);
-        if (!names_existing_file()) continue;
+        // nginx decides "a directory" from the entry as written ("$uri/"),
+        // not from what it expands to: "$uri" for "/docs/" names no file.
+        bool wants_directory = entry.source.ends_with('/');
+        // "$uri/" for "/docs/" is "/docs//": the same folder to the kernel.
+        if (wants_directory && uri_.ends_with("//")) uri_.pop_back();
+        if (!names_existing_file(wants_directory)) continue;
         // "$uri/" for "/docs": the path stays "/docs", and the static
         // handler answers with its 301 to "/docs/" (as nginx does for a
         // directory), so the page's relative links resolve. Otherwise the
@@ -48,7 +53,7 @@ http::StepResult TryFilesStep::answer(http::Request& request, http::Exchange& cl
     return fall_back(request, client);
 }
 
-bool TryFilesStep::names_existing_file() {
+bool TryFilesStep::names_existing_file(bool wants_directory) {
     if (!is_plain_path(uri_)) return false;
     std::optional<std::string_view> relative = files_.relative(uri_);
     if (!relative || (!dotfiles_ && has_hidden_segment(*relative)) || !files_.root().fd)
@@ -56,7 +61,7 @@ bool TryFilesStep::names_existing_file() {
     int error = 0;
     std::shared_ptr<const OpenFile> file = cache_.open(files_.root(), *relative, error);
     if (!file) return false;
-    return uri_.ends_with('/') ? file->is_directory() : file->is_regular();
+    return wants_directory ? file->is_directory() : file->is_regular();
 }
 
 http::StepResult TryFilesStep::fall_back(http::Request& request, http::Exchange& client) {

@@ -23,9 +23,10 @@ public:
     http::StepResult answer(http::Request& request, http::Exchange& client) override;
 
 private:
-    // The expanded entry in uri_ names a file (or, ending in '/', a
-    // directory) of the location, one the static handler would serve.
-    bool names_existing_file();
+    // The expanded entry in uri_ names a regular file (or, for an entry
+    // written with a trailing '/', a directory) of the location, one the
+    // static handler would serve.
+    bool names_existing_file(bool wants_directory);
     http::StepResult fall_back(http::Request& request, http::Exchange& client);
 
     const config::TryFilesConfig& config_;

@@ -94,6 +94,14 @@ def fetch_once(port, request):
             sock.sendall(b"ping through the tunnel\n")
             answer.body = read_until(sock, rest, b"tunnel\n")
             return answer
+        length = answer.header("content-length")
+        if websocket and length is not None and request.method != "HEAD":
+            # Refused upgrade: the connection stays open (no Connection: close
+            # was sent), so the body ends at its length.
+            while len(rest) < int(length) and (chunk := sock.recv(65536)):
+                rest += chunk
+            answer.body = rest
+            return answer
         while chunk := sock.recv(65536):  # Connection: close: the body ends with the connection
             rest += chunk
         if request.method == "HEAD" or status in (204, 304):

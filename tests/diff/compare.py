@@ -1,5 +1,6 @@
 """An answer reduced to what both servers must agree on, the check of what
 the config intends, and the side-by-side view of a difference."""
+import gzip
 import json
 import re
 import urllib.parse
@@ -27,6 +28,13 @@ def reduce_body(answer, echo_headers, port):
     after a WebSocket 101 the echo line and what came back through the
     tunnel; any other body as text (or its size, when binary)."""
     body = answer.body
+    if (answer.header("content-encoding") or "").lower() == "gzip" and body:
+        # Two compressors make different bytes of the same text: compared
+        # decoded (the coding itself is compared as a header).
+        try:
+            body = gzip.decompress(body)
+        except (OSError, EOFError):
+            return "<gzip that does not decode>", None
     try:
         if answer.status == 101:
             line, _, tunnelled = body.partition(b"\n")
@@ -53,20 +61,38 @@ def media_type(value):
     return "text/javascript" if media == "application/javascript" else media
 
 
-def location(answer, request, port):
+def location(answer, request, port, any_port=False):
     """Resolved against the URL the client asked (http://HOST/target), so
-    that "/new/x" and "http://HOST/new/x" compare equal."""
+    that "/new/x" and "http://HOST/new/x" compare equal. any_port: nginx's
+    own redirects (a folder's slash) name the port it listens on
+    (port_in_redirect), which on port 80 is none; the port is dropped."""
     value = answer.header("location")
     if value is None:
         return None
     base = f"http://{request.host or 'no-host'}{request.target}"
-    return without_port(urllib.parse.urljoin(base, value), port)
+    resolved = without_port(urllib.parse.urljoin(base, value), port)
+    return resolved.replace(":{port}/", "/", 1) if any_port else resolved
+
+
+# nginx's own error page ("<html>...<center>nginx</center>") and portico's
+# ("404 Not Found\n", text/plain): each server's way of saying the status.
+OWN_PAGE = re.compile(r"^(<html>\r\n<head><title>(\d{3}) .*<center>nginx[^<]*</center>.*|(\d{3}) [A-Za-z -]+\n)$",
+                      re.S)
+
+
+def own_page(body):
+    """"(own page)" for a server's built-in page, else the body."""
+    if isinstance(body, str) and OWN_PAGE.match(body):
+        return "(the server's own page for the status)"
+    return body
 
 
 def reduce(answer, request, port, scenario):
     """{field: value} of one answer: status, location, the scenario's
     response headers ("name?": present or not), the body."""
-    reduced = {"status": answer.status, "location": location(answer, request, port)}
+    reduced = {"status": answer.status,
+               "location": location(answer, request, port,
+                                    getattr(scenario, "OWN_ERROR_PAGES", False))}
     for spec in scenario.RESPONSE_HEADERS:
         name = spec.rstrip("?")
         value = answer.header(name)
@@ -80,6 +106,14 @@ def reduce(answer, request, port, scenario):
     if getattr(scenario, "INSTANCE_VARIES", False) and isinstance(body, dict):
         # Which instance a balancer picks is each server's own choice.
         (body.get("echo") or body).pop("instance", None)
+    if getattr(scenario, "OWN_ERROR_PAGES", False):
+        body = own_page(body)
+        own_head = (request.method == "HEAD" and isinstance(answer.status, int)
+                    and answer.status >= 300 and reduced.get("content-type") in ("text/html",
+                                                                                 "text/plain"))
+        if reduced.get("content-type") and (body == "(the server's own page for the status)"
+                                            or own_head):
+            reduced["content-type"] = "(own)"
     if request.compare_body:
         reduced["body"] = body
     return reduced, instance

@@ -11,6 +11,8 @@ difference tells which side is wrong.
 
     tests/diff/diff_test.py NAME [--portico BUILD/portico] [--nginx /usr/sbin/nginx]
     tests/diff/diff_test.py NAME --nginx-only      (the nginx side alone)
+    tests/diff/diff_test.py --convert NAME ...     (tests/convert/NAME.conf: nginx runs
+                                                    it, portico what `portico convert` made)
 
 The binary: --portico, else $PORTICO_BIN. Exit 0 same answers, 1 a
 difference or an unmet intention, 77 (skipped) without nginx. Loopback
@@ -41,7 +43,7 @@ def answers_of(start, binary, scenario, folder, www, upstreams, dead_port):
     port = free_port()
     context = Context(folder, port, www, upstreams, dead_port)
     config = scenario.nginx(context) if start is start_nginx else scenario.portico(context)
-    server = start(binary, folder, port, config)
+    server = start(binary, folder, port, config, getattr(scenario, "FULL_FILES", False))
     try:
         answers = []
         for request in scenario.REQUESTS:
@@ -104,13 +106,19 @@ def main():
     parser.add_argument("--nginx", default="/usr/sbin/nginx")
     parser.add_argument("--nginx-only", action="store_true")
     parser.add_argument("--keep", action="store_true", help="keep the temp folder (configs, logs)")
+    parser.add_argument("--convert", action="store_true",
+                        help="NAME is a tests/convert/NAME.conf case of portico convert")
     args = parser.parse_args()
     if not os.access(args.nginx, os.X_OK):
         print(f"skipped: no nginx at {args.nginx} (deploy/install-deps.sh --test installs it)")
         return SKIP
     if not args.nginx_only and not args.portico:
         parser.error("the portico binary: --portico or $PORTICO_BIN")
-    scenario = importlib.import_module(f"scenarios.{args.scenario.replace('-', '_')}")
+    if args.convert:
+        from convert_case import ConvertScenario
+        scenario = ConvertScenario(args.scenario, args.portico)
+    else:
+        scenario = importlib.import_module(f"scenarios.{args.scenario.replace('-', '_')}")
 
     folder = Path(tempfile.mkdtemp(prefix=f"portico-diff-{args.scenario}-"))
     www = folder / "www"

@@ -84,18 +84,20 @@ class Server:
                 self.process.wait(timeout=STOP_TIMEOUT)
 
 
-def start_nginx(nginx, folder, port, http_block):
+def start_nginx(nginx, folder, port, http_block, whole_file=False):
+    """whole_file: `http_block` is a whole nginx.conf (a convert case)."""
     (folder / "temp").mkdir(exist_ok=True)
     conf = folder / "nginx.conf"
-    conf.write_text(nginx_conf(folder, http_block))
+    conf.write_text(http_block if whole_file else nginx_conf(folder, http_block))
     log = folder / "nginx-error.log"
     return Server("nginx", [nginx, "-p", str(folder), "-e", str(log), "-c", str(conf),
                             "-g", "daemon off;"], port, log)
 
 
-def start_portico(portico, folder, port, rest):
+def start_portico(portico, folder, port, rest, whole_file=False):
+    """whole_file: `rest` is a whole portico config (a converted one)."""
     conf = folder / "portico.toml"
-    conf.write_text(portico_conf(folder, port, rest))
+    conf.write_text(rest if whole_file else portico_conf(folder, port, rest))
     check = subprocess.run([portico, "-t", "-c", str(conf)], capture_output=True, text=True,
                            timeout=START_TIMEOUT)
     if check.returncode != 0:

@@ -307,8 +307,33 @@ TEST_CASE("try_files: the single-page app's fallback, pages without .html, direc
         INFO(climbing);
         CHECK(ask(protocol, port, "/who/", {{"x-page", climbing}}).status == 404);
     }
-    // Without the header the entry is "/", a directory: its index.
-    CHECK(ask(protocol, port, "/who/").body == "<app>\n");
+    // Without the header the entry is "/", a directory, and the entry as
+    // written names a file (no trailing '/'): nothing, so =404 (nginx).
+    CHECK(ask(protocol, port, "/who/").status == 404);
+}
+
+TEST_CASE("try_files: an entry names a directory only when written with a trailing slash",
+          "[static-rules]") {
+    // nginx decides from the entry as written: "$uri" for "/docs/" names no
+    // file (the folder is not one), "$uri/" names the folder.
+    Site site;
+    site.write("index.html", "<app>\n");
+    site.write("docs/index.html", "<docs>\n");
+    std::string root = "root = \"" + site.root() + "\"\n";
+    Portico portico(config_with("[[location]]\nprefix = \"/\"\n" + root +
+                                "try_files = [\"$uri\", \"/index.html\"]\n\n"
+                                "[[location]]\nprefix = \"/docs/\"\n" +
+                                root + "try_files = [\"$uri\", \"$uri/\", \"=404\"]\n"));
+    auto protocol = GENERATE(Protocol::http1, Protocol::http2);
+    INFO(protocol_name(protocol));
+    uint16_t port = portico.port();
+    // The folder is no file: the fallback answers.
+    CHECK(ask(protocol, port, "/").body == "<app>\n");
+    // "$uri/" for "/docs/" is "/docs//": the folder, with its index.
+    Answer docs = ask(protocol, port, "/docs/");
+    CHECK(docs.status == 200);
+    CHECK(docs.body == "<docs>\n");
+    CHECK(ask(protocol, port, "/docs/missing").status == 404);
 }
 
 TEST_CASE(
@@ -370,6 +395,34 @@ TEST_CASE("try_files: @UPSTREAM answers what no file does, with the original tar
     CHECK(maintenance.status == 200);
     CHECK(maintenance.body == "<down>\n");
     fs::remove(site.path("maintenance.html"));
+}
+
+TEST_CASE("try_files: @UPSTREAM sends the location's proxy options (nginx's named location)",
+          "[static-rules]") {
+    Site site;
+    site.write("present.txt", "file\n");
+    UpstreamServer upstream;
+    Portico portico(
+        config_with("[[location]]\nprefix = \"/\"\nroot = \"" + site.root() +
+                        "\"\ntry_files = [\"$uri\", \"@app\"]\npreserve_host = false\n"
+                        "proxy_headers = { \"X-Forwarded-Proto\" = \"\", \"X-From\" = \"$uri\" }\n"
+                        "hide_headers = [\"X-Powered-By\"]\n",
+                    "[upstream.app]\nservers = [\"" + upstream.address() + "\"]\n"));
+    upstream.set_behaviour([](const ReceivedRequest&) {
+        return Reply::text(200, "app", "X-Powered-By: Express\r\n");
+    });
+    auto protocol = GENERATE(Protocol::http1, Protocol::http2);
+    INFO(protocol_name(protocol));
+    uint16_t port = portico.port();
+    CHECK(ask(protocol, port, "/present.txt").body == "file\n");
+    Answer proxied = ask(protocol, port, "/page");
+    CHECK(proxied.body == "app");
+    CHECK(proxied.header("x-powered-by").empty());
+    ReceivedRequest received = upstream.last_request();
+    // preserve_host = false: the server's address, not the client's a.test.
+    CHECK(received.header("host") == upstream.address());
+    CHECK(received.header("x-from") == "/page");
+    CHECK(received.header("x-forwarded-proto").empty());
 }
 
 }  // namespace static_rules_test

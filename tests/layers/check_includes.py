@@ -22,6 +22,7 @@ for it, nothing else. `main.cpp` composes everything and is not checked.
     acme      certificates from an ACME CA: the client (run in its own
               process), the board it shares with the workers, HTTP-01
     worker    composes the rest: sites, handlers, filters, pools
+    convert   `portico convert`: nginx's syntax, read and translated
     cli       the command line's other commands
 
 KNOWN lists the includes that run up today, each to be removed by the
@@ -52,7 +53,8 @@ BELOW = {
     "acme": ["core", "config", "transport", "tls", "metrics", "http"],
     "worker": ["core", "config", "transport", "tls", "metrics", "router", "http", "http1", "http2",
                "compress", "static", "proxy", "rules", "access", "acme"],
-    "cli": ["core", "config", "metrics"],
+    "convert": ["core", "config"],
+    "cli": ["core", "config", "metrics", "convert"],
 }
 
 # file -> the folders it includes against the layers, today.
