@@ -13,13 +13,15 @@ constexpr std::string_view limit_name = "max_concurrent";
 
 }  // namespace
 
-ConcurrencyLimitCheck::ConcurrencyLimitCheck(const config::LocationConfig& location,
-                                             KeyTable& table)
-    : location_(location),
-      limit_(*location.max_concurrent),
+ConcurrencyLimitCheck::ConcurrencyLimitCheck(const config::Config& config, size_t location_index,
+                                             KeyTable& table, metrics::WorkerCounters& counters)
+    : location_(config.locations[location_index]),
+      location_index_(location_index),
+      counters_(counters),
+      limit_(*location_.max_concurrent),
       table_(table),
-      key_(location.max_concurrent->key),
-      location_hash_(table.hash(location.name)) {}
+      key_(location_.max_concurrent->key),
+      location_hash_(table.hash(location_.name)) {}
 
 http::AdmissionCheck::Verdict ConcurrencyLimitCheck::check(http::Exchange& exchange,
                                                            http::Admission&) {
@@ -56,6 +58,8 @@ http::AdmissionCheck::Verdict ConcurrencyLimitCheck::check(http::Exchange& excha
         }
     }
     request.refused_by = limit_name;
+    // Its counter follows the location's [limit.NAME]s (WorkerCounters::count_limited).
+    counters_.count_limited(location_index_, location_.limits.size());
     if (log_refusal)
         log::warn(
             "max_concurrent refused a request of key '{}' to location '{}' with {} ({} in "

@@ -18,18 +18,23 @@
 #include "config/config.hpp"
 #include "core/log_throttle.hpp"
 #include "http/admission.hpp"
+#include "metrics/worker_counters.hpp"
 
 namespace portico::access {
 
 class ConcurrencyLimitCheck final : public http::AdmissionCheck {
 public:
-    ConcurrencyLimitCheck(const config::LocationConfig& location, KeyTable& table);
+    // `location_index`: the location's index in Config::locations.
+    ConcurrencyLimitCheck(const config::Config& config, size_t location_index, KeyTable& table,
+                          metrics::WorkerCounters& counters);
     Verdict check(http::Exchange& exchange, http::Admission& admission) override;
 
 private:
     static void give_back(void* table, uint64_t key);
 
     const config::LocationConfig& location_;
+    size_t location_index_;
+    metrics::WorkerCounters& counters_;
     const config::ConcurrencyLimitConfig& limit_;
     KeyTable& table_;
     LimitKey key_;

@@ -32,10 +32,14 @@ uint64_t LeakyBucket::wait_ms(uint64_t excess) const {
     return (excess - delay_milli) * 1000 / rate_milli;
 }
 
-RateLimitCheck::RateLimitCheck(const config::Config& config, const config::LocationConfig& location,
-                               const LimitZones& zones, uv_loop_t* loop)
-    : location_(location), loop_(loop) {
-    for (size_t index : location.limits) {
+RateLimitCheck::RateLimitCheck(const config::Config& config, size_t location_index,
+                               const LimitZones& zones, metrics::WorkerCounters& counters,
+                               uv_loop_t* loop)
+    : location_(config.locations[location_index]),
+      location_index_(location_index),
+      counters_(counters),
+      loop_(loop) {
+    for (size_t index : location_.limits) {
         const config::LimitConfig& limit = config.limits[index];
         limits_.push_back(std::make_unique<Limit>(Limit{
             .config = limit,
@@ -44,6 +48,7 @@ RateLimitCheck::RateLimitCheck(const config::Config& config, const config::Locat
             .bucket = {.rate_milli = limit.rate_milli,
                        .burst_milli = uint64_t{limit.burst} * 1000,
                        .delay_milli = uint64_t{limit.delay} * 1000}}));
+        limits_.back()->position = limits_.size() - 1;
     }
 }
 
@@ -115,6 +120,7 @@ http::AdmissionCheck::Verdict RateLimitCheck::refuse(Limit& limit, http::Exchang
                                                      bool log_refusal) {
     const http::Request& request = exchange.request();
     request.refused_by = limit.config.name;
+    counters_.count_limited(location_index_, limit.position);
     if (log_refusal) {
         log::warn(
             "limit '{}' refused a request of key '{}' to location '{}' with {} (its rate and "

@@ -21,6 +21,7 @@
 #include "access/limit_key.hpp"
 #include "config/config.hpp"
 #include "http/admission.hpp"
+#include "metrics/worker_counters.hpp"
 
 namespace portico::access {
 
@@ -42,10 +43,11 @@ class LimitZones;
 
 class RateLimitCheck final : public http::AdmissionCheck {
 public:
-    // `loop`: whose clock the buckets drain by (the time of its current
-    // iteration, as nginx's; CLOCK_MONOTONIC, so the same in every worker).
-    RateLimitCheck(const config::Config& config, const config::LocationConfig& location,
-                   const LimitZones& zones, uv_loop_t* loop);
+    // `location_index`: the location's index in Config::locations. `loop`:
+    // whose clock the buckets drain by (the time of its current iteration,
+    // as nginx's; CLOCK_MONOTONIC, so the same in every worker).
+    RateLimitCheck(const config::Config& config, size_t location_index, const LimitZones& zones,
+                   metrics::WorkerCounters& counters, uv_loop_t* loop);
     Verdict check(http::Exchange& exchange, http::Admission& admission) override;
 
 private:
@@ -57,6 +59,7 @@ private:
         // This request's key, between asking and counting (several limits).
         uint64_t hash = 0;
         bool counted = false;
+        size_t position = 0;  // in the location's `limit` list, for its counter
     };
     // One limit's verdict for `key`: the excess it would have, counted
     // (stored) when `count`. Fills `log_refusal` when refused and the key
@@ -66,6 +69,8 @@ private:
     Verdict refuse(Limit& limit, http::Exchange& exchange, bool log_refusal);
 
     const config::LocationConfig& location_;
+    size_t location_index_;
+    metrics::WorkerCounters& counters_;
     uv_loop_t* loop_;
     std::vector<std::unique_ptr<Limit>> limits_;
 };

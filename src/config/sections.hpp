@@ -117,6 +117,10 @@ void read_limit_zones(const toml::node& node, LoadContext& context,
 void read_limits(TableReader& reader, const std::string& label, LoadContext& context,
                  LocationConfig& location);
 
+// A location's allow and deny keys (load_access.cpp).
+void read_access(TableReader& reader, const std::string& label, Diagnostics& diagnostics,
+                 LocationConfig& location);
+
 // Why `path` cannot serve files (strerror's text), or "" when it can.
 std::string unusable_directory(const std::string& path);
 

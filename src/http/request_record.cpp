@@ -41,6 +41,7 @@ void log_finished_request(ServerContext& server, const FinishedRequest& finished
     // The id sent upstream, or one made now: a line can be matched with the
     // app's log, and a static one still has its own.
     entry.request_id = request_id(request);
+    entry.refused_by = request.refused_by;
     server.access_log.log(entry);
 }
 

@@ -213,6 +213,9 @@ void format_combined(std::string& out, const AccessRecord& r) {
     }
     out += " rid=";
     append_escaped(out, r.request_id.empty() ? std::string_view("-") : r.request_id);
+    // Config names (a [limit.NAME] may hold any character): escaped.
+    out += " refused=";
+    append_escaped(out, r.refused_by.empty() ? std::string_view("-") : r.refused_by);
 }
 
 void format_json(std::string& out, const AccessRecord& r) {
@@ -267,6 +270,8 @@ void format_json(std::string& out, const AccessRecord& r) {
     append_json_string_or_null(out, r.tls_protocol.empty() ? std::string_view() : r.tls_cipher);
     out += ",\"request_id\":";
     append_json_string_or_null(out, r.request_id);
+    out += ",\"refused\":";
+    append_json_string_or_null(out, r.refused_by);
     out += '}';
 }
 

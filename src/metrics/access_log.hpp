@@ -50,6 +50,7 @@ struct AccessRecord {
     std::string_view tls_protocol{};     // "TLSv1.3"; "" over cleartext
     std::string_view tls_cipher{};       // "TLS_AES_128_GCM_SHA256"; "" over cleartext
     std::string_view request_id{};       // $request_id, as sent upstream in X-Request-ID
+    std::string_view refused_by{};       // the limit or access rule that refused it; "" if none
 };
 
 // Appends one line, without the trailing newline.
@@ -57,19 +58,22 @@ struct AccessRecord {
 // combined: IP - - [29/Nov/2026:22:00:00 +0000] "GET /p HTTP/1.1" 200 123
 //           "referer" "ua" rt=0.000123 urt=0.000100 uct=0.000020 loc="assets" w=0
 //           tls=TLSv1.3/TLS_AES_128_GCM_SHA256 rid=0123456789abcdef0123456789abcdef
+//           refused=per_ip
 //   Local time, as nginx. Quoted fields escape '"', '\', control bytes and
 //   bytes >= 0x7f as \xHH, as nginx does, so a line is always one line of
 //   ASCII. Missing referer, user agent or request line print as "-"; urt and
 //   uct print "-" when there is no such time, tls "-" over cleartext, rid "-"
-//   without an id.
+//   without an id, refused "-" when nothing refused the request (else the
+//   [limit.NAME], "max_concurrent", "deny" or "auth" that did).
 // json: {"time":"2026-11-29T22:00:00+00:00","client":..,"method":..,"target":..,
 //        "protocol":"HTTP/1.1","status":200,"bytes":123,"referer":..,
 //        "user_agent":..,"location":..,"worker":0,"rt":0.000123,"urt":..,
 //        "uct":..,"upstream":..,"tls_protocol":"TLSv1.3",
-//        "tls_cipher":"TLS_AES_128_GCM_SHA256","request_id":"0123..."}
+//        "tls_cipher":"TLS_AES_128_GCM_SHA256","request_id":"0123...",
+//        "refused":"per_ip"}
 //   Times in seconds with microsecond precision; null where combined prints
-//   "-" (absent referer, user agent, location, urt, uct, upstream; both tls
-//   fields over cleartext). Invalid UTF-8 bytes are written as \u00XX so
+//   "-" (absent referer, user agent, location, urt, uct, upstream, refused;
+//   both tls fields over cleartext). Invalid UTF-8 bytes are written as \u00XX so
 //   every line parses.
 void format_access_line(std::string& out, const AccessRecord& record, config::AccessFormat format);
 

@@ -11,7 +11,7 @@ constexpr size_t align_up(size_t n, size_t alignment) {
 }
 
 struct Offsets {
-    size_t slot_infos, location_names, server_names, upstream_names, name_bytes, slots,
+    size_t slot_infos, location_names, server_names, upstream_names, limit_names, name_bytes, slots,
         slot_stride, total;
 };
 
@@ -21,13 +21,15 @@ Offsets offsets_for(const Capacity& capacity) {
     o.location_names = o.slot_infos + align_up(capacity.slots * sizeof(SlotInfo), 64);
     o.server_names = o.location_names + align_up(capacity.locations * sizeof(NameRef), 64);
     o.upstream_names = o.server_names + align_up(capacity.servers * sizeof(ServerName), 64);
-    o.name_bytes = o.upstream_names + align_up(capacity.upstreams * sizeof(NameRef), 64);
+    o.limit_names = o.upstream_names + align_up(capacity.upstreams * sizeof(NameRef), 64);
+    o.name_bytes = o.limit_names + align_up(capacity.limits * sizeof(LimitName), 64);
     // Slots start on a page so that a slot's counters are committed only
     // when it is first leased.
     o.slots = align_up(o.name_bytes + capacity.name_bytes, 4096);
     o.slot_stride = sizeof(SlotTotals) + (capacity.locations + 1) * sizeof(LocationCounters) +
                     (capacity.servers + 1) * sizeof(ServerCounters) +
-                    (capacity.upstreams + 1) * sizeof(UpstreamCounters);
+                    (capacity.upstreams + 1) * sizeof(UpstreamCounters) +
+                    (capacity.limits + 1) * sizeof(LimitCounters);
     o.total = o.slots + capacity.slots * o.slot_stride;
     return o;
 }
@@ -36,6 +38,8 @@ Offsets offsets_for(const Capacity& capacity) {
 
 void LocationCounters::clear() {
     for (std::atomic<uint64_t>& counter : responses) counter.store(0, std::memory_order_relaxed);
+    for (std::atomic<uint64_t>& counter : access_denied)
+        counter.store(0, std::memory_order_relaxed);
     response_bytes.store(0, std::memory_order_relaxed);
     sendfile_bytes.store(0, std::memory_order_relaxed);
     request_duration.clear();
@@ -73,6 +77,8 @@ Region Region::build(void* base, const Capacity& capacity) {
     for (uint32_t i = 0; i < capacity.servers; ++i) new (&region.server_names_[i]) ServerName();
     region.upstream_names_ = reinterpret_cast<NameRef*>(bytes + o.upstream_names);
     for (uint32_t i = 0; i < capacity.upstreams; ++i) new (&region.upstream_names_[i]) NameRef();
+    region.limit_names_ = reinterpret_cast<LimitName*>(bytes + o.limit_names);
+    for (uint32_t i = 0; i < capacity.limits; ++i) new (&region.limit_names_[i]) LimitName();
     region.name_bytes_ = bytes + o.name_bytes;
     region.slots_ = bytes + o.slots;
     region.slot_stride_ = o.slot_stride;
@@ -87,6 +93,8 @@ void Region::build_slot(unsigned slot) {
     for (uint32_t i = 0; i <= capacity_.servers; ++i) new (&server[i]) ServerCounters();
     UpstreamCounters* upstream = upstreams(slot);
     for (uint32_t i = 0; i <= capacity_.upstreams; ++i) new (&upstream[i]) UpstreamCounters();
+    LimitCounters* limit = limits(slot);
+    for (uint32_t i = 0; i <= capacity_.limits; ++i) new (&limit[i]) LimitCounters();
 }
 
 SlotTotals& Region::totals(unsigned slot) const {
@@ -105,6 +113,11 @@ ServerCounters* Region::servers(unsigned slot) const {
 UpstreamCounters* Region::upstreams(unsigned slot) const {
     return reinterpret_cast<UpstreamCounters*>(reinterpret_cast<char*>(servers(slot)) +
                                                (capacity_.servers + 1) * sizeof(ServerCounters));
+}
+
+LimitCounters* Region::limits(unsigned slot) const {
+    return reinterpret_cast<LimitCounters*>(reinterpret_cast<char*>(upstreams(slot)) +
+                                            (capacity_.upstreams + 1) * sizeof(UpstreamCounters));
 }
 
 }  // namespace portico::metrics

@@ -6,13 +6,15 @@
 //   SlotInfo[slots]         who holds each worker slot (the master writes it)
 //   NameRef[locations]      the directory: entry i names the i-th
 //   ServerName[servers]     LocationCounters / ServerCounters /
-//   NameRef[upstreams]      UpstreamCounters of every slot
+//   NameRef[upstreams]      UpstreamCounters / LimitCounters of every slot
+//   LimitName[limits]
 //   char[name_bytes]        the directory's strings
 //   slots x { SlotTotals, LocationCounters[locations + 1], ServerCounters[servers + 1],
-//             UpstreamCounters[upstreams + 1] }
+//             UpstreamCounters[upstreams + 1], LimitCounters[limits + 1] }
 //
 // The directory is keyed by location name, by (upstream name, server
-// address) and by upstream name, and only ever grows, so a reload that keeps
+// address), by upstream name and by (location name, limit name), and only
+// ever grows, so a reload that keeps
 // a name keeps its entry, and its totals. Location entry 0 is always
 // no_location_name. The extra entry at the end of each table of a slot is a
 // sink for names that found no room; it is written but never read.
@@ -51,9 +53,16 @@ enum class ProxyProtocolError : uint8_t { invalid, timeout, truncated };
 inline constexpr std::array<std::string_view, 3> proxy_protocol_error_names = {"invalid", "timeout",
                                                                                "truncated"};
 
+// Why a request was refused access (portico_access_denied_total's reason):
+// its address by allow/deny, or Basic auth.
+enum class AccessDenial : uint8_t { address, auth };
+inline constexpr std::array<std::string_view, 2> access_denial_names = {"address", "auth"};
+
 // Cache-line aligned so two entries never share a line with another slot's.
 struct alignas(64) LocationCounters {
     std::array<std::atomic<uint64_t>, status_slot_count> responses{};
+    std::array<std::atomic<uint64_t>, access_denial_names.size()>
+        access_denied{};  // by AccessDenial
     std::atomic<uint64_t> response_bytes{0};
     std::atomic<uint64_t> sendfile_bytes{0};
     HistogramSlot request_duration;
@@ -81,6 +90,11 @@ struct alignas(64) UpstreamCounters {
     std::atomic<uint64_t> queue_timeouts{0};  // answered 503 after connect_timeout in the queue
 
     void clear_totals();  // all but the gauge, which describes the present
+};
+
+// Requests one limit of one location refused (portico_limited_total).
+struct alignas(64) LimitCounters {
+    std::atomic<uint64_t> refused{0};
 };
 
 // Responses compressed on the fly in one coding: how many (and how many of
@@ -135,6 +149,12 @@ struct ServerName {
     NameRef server;
 };
 
+// A limit as a location lists it: a [limit.NAME]'s name, or "max_concurrent".
+struct LimitName {
+    NameRef location;
+    NameRef limit;
+};
+
 // Counters only the master writes.
 struct MasterTotals {
     std::atomic<uint64_t> reset_epoch{0};
@@ -152,6 +172,7 @@ struct RegionHeader {
     alignas(64) std::atomic<uint32_t> location_count{0};
     std::atomic<uint32_t> server_count{0};
     std::atomic<uint32_t> upstream_count{0};
+    std::atomic<uint32_t> limit_count{0};
     std::atomic<uint32_t> name_bytes_used{0};
     MasterTotals master;
 };
@@ -161,6 +182,7 @@ struct Capacity {
     uint32_t locations = 0;
     uint32_t servers = 0;
     uint32_t upstreams = 0;
+    uint32_t limits = 0;  // (location, limit) pairs
     uint32_t name_bytes = 0;
 };
 
@@ -182,9 +204,11 @@ public:
     LocationCounters* locations(unsigned slot) const;  // locations + 1 entries
     ServerCounters* servers(unsigned slot) const;      // servers + 1 entries
     UpstreamCounters* upstreams(unsigned slot) const;  // upstreams + 1 entries
+    LimitCounters* limits(unsigned slot) const;        // limits + 1 entries
     NameRef* location_names() const { return location_names_; }  // capacity().locations
     ServerName* server_names() const { return server_names_; }    // capacity().servers
     NameRef* upstream_names() const { return upstream_names_; }   // capacity().upstreams
+    LimitName* limit_names() const { return limit_names_; }       // capacity().limits
     char* name_bytes() const { return name_bytes_; }
     std::string_view name(NameRef ref) const { return {name_bytes_ + ref.offset, ref.length}; }
 
@@ -195,6 +219,7 @@ private:
     NameRef* location_names_ = nullptr;
     ServerName* server_names_ = nullptr;
     NameRef* upstream_names_ = nullptr;
+    LimitName* limit_names_ = nullptr;
     char* name_bytes_ = nullptr;
     char* slots_ = nullptr;
     size_t slot_stride_ = 0;

@@ -252,6 +252,28 @@ void render_servers(PrometheusText& text, const Snapshot& snapshot) {
                        server.connect_time);
 }
 
+// Every limit a location lists, zero until it refuses (an alert on a rise
+// needs the series before it); access denials once there are some, like
+// portico_requests_total's codes.
+void render_refusals(PrometheusText& text, const Snapshot& snapshot) {
+    text.family("portico_limited_total", "counter",
+                "Requests refused by a limit, by location and limit (a [limit.NAME]'s name, or "
+                "max_concurrent).");
+    for (const LimitSnapshot& limit : snapshot.limits)
+        text.sample("portico_limited_total",
+                    labels({{"location", limit.location}, {"limit", limit.limit}}), limit.refused);
+    text.family("portico_access_denied_total", "counter",
+                "Requests refused access, by location and reason: address (allow/deny, 403) or "
+                "auth (Basic auth, 401).");
+    for (const LocationSnapshot& location : snapshot.locations)
+        for (size_t reason = 0; reason < access_denial_names.size(); ++reason)
+            if (location.access_denied[reason] != 0)
+                text.sample(
+                    "portico_access_denied_total",
+                    labels({{"location", location.name}, {"reason", access_denial_names[reason]}}),
+                    location.access_denied[reason]);
+}
+
 void render_upstream_queues(PrometheusText& text, const Snapshot& snapshot) {
     text.family("portico_upstream_queued", "gauge",
                 "Requests waiting now for a server below max_connections.");
@@ -278,6 +300,7 @@ std::string render_prometheus(const Snapshot& snapshot) {
     render_proxy_protocol(text, snapshot);
     render_compression(text, snapshot);
     render_locations(text, snapshot);
+    render_refusals(text, snapshot);
     render_servers(text, snapshot);
     render_upstream_queues(text, snapshot);
     text.family("portico_upstream_retries_total", "counter",

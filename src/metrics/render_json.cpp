@@ -157,6 +157,11 @@ void locations(JsonText& json, const Snapshot& snapshot) {
         json.close('}');
         json.field("response_bytes", location.response_bytes);
         json.field("sendfile_bytes", location.sendfile_bytes);
+        json.key("access_denied");
+        json.open('{');
+        for (size_t reason = 0; reason < access_denial_names.size(); ++reason)
+            json.field(access_denial_names[reason], location.access_denied[reason]);
+        json.close('}');
         histogram(json, "request_duration", location.request_duration);
         histogram(json, "upstream_duration", location.upstream_duration);
         histogram(json, "proxy_overhead", location.proxy_overhead);
@@ -200,6 +205,19 @@ void upstreams(JsonText& json, const Snapshot& snapshot) {
     json.close(']');
 }
 
+void limits(JsonText& json, const Snapshot& snapshot) {
+    json.key("limits");
+    json.open('[');
+    for (const LimitSnapshot& limit : snapshot.limits) {
+        json.open('{');
+        json.field("location", limit.location);
+        json.field("limit", limit.limit);
+        json.field("refused", limit.refused);
+        json.close('}');
+    }
+    json.close(']');
+}
+
 }  // namespace
 
 std::string render_json(const Snapshot& snapshot) {
@@ -211,6 +229,7 @@ std::string render_json(const Snapshot& snapshot) {
     locations(json, snapshot);
     servers(json, snapshot);
     upstreams(json, snapshot);
+    limits(json, snapshot);
     json.close('}');
     return json.take();
 }

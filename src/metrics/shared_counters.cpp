@@ -11,12 +11,33 @@
 
 namespace portico::metrics {
 
+namespace {
+
+constexpr std::string_view max_concurrent_name = "max_concurrent";
+
+// The limits `location` lists, as portico_limited_total names them: its
+// [limit.NAME]s in its order, then max_concurrent (WorkerCounters::count_limited).
+template <class Visit>
+void for_each_limit(const config::Config& config, const config::LocationConfig& location,
+                    Visit visit) {
+    for (size_t limit : location.limits) visit(std::string_view(config.limits[limit].name));
+    if (location.max_concurrent) visit(max_concurrent_name);
+}
+
+}  // namespace
+
 Capacity capacity_for(const config::Config& config) {
     unsigned workers = std::max(config.server.workers, std::thread::hardware_concurrency());
     size_t servers = 0;
+    size_t limits = 0;
     size_t name_bytes = no_location_name.size();
-    for (const config::LocationConfig& location : config.locations)
+    for (const config::LocationConfig& location : config.locations) {
         name_bytes += location.name.size();
+        for_each_limit(config, location, [&](std::string_view limit) {
+            ++limits;
+            name_bytes += location.name.size() + limit.size();
+        });
+    }
     for (const config::UpstreamConfig& upstream : config.upstreams) {
         servers += upstream.servers.size();
         name_bytes += upstream.name.size();
@@ -27,6 +48,7 @@ Capacity capacity_for(const config::Config& config) {
             .locations = static_cast<uint32_t>(1 + 2 * config.locations.size() + 16),
             .servers = static_cast<uint32_t>(2 * servers + 16),
             .upstreams = static_cast<uint32_t>(2 * config.upstreams.size() + 8),
+            .limits = static_cast<uint32_t>(2 * limits + 16),
             .name_bytes = static_cast<uint32_t>(4 * name_bytes + 4096)};
 }
 
@@ -61,9 +83,15 @@ std::vector<std::string> SharedCounters::register_names(const config::Config& co
         if (find_or_add_name(upstream_names(), upstream.name) == region_.capacity().upstreams)
             no_room.push_back("upstream " + upstream.name);
         for (const config::SocketAddress& server : upstream.servers)
-            if (find_or_add_server(upstream.name, server.text) == region_.capacity().servers)
+            if (find_or_add_pair(server_names(), upstream.name, server.text) ==
+                region_.capacity().servers)
                 no_room.push_back("upstream " + upstream.name + " server " + server.text);
     }
+    for (const config::LocationConfig& location : config.locations)
+        for_each_limit(config, location, [&](std::string_view limit) {
+            if (find_or_add_pair(limit_names(), location.name, limit) == region_.capacity().limits)
+                no_room.push_back("location " + location.name + " limit " + std::string(limit));
+        });
     return no_room;
 }
 
@@ -74,14 +102,16 @@ uint32_t SharedCounters::find_name(const NameTable& table, std::string_view name
     return table.capacity;
 }
 
-uint32_t SharedCounters::find_server(std::string_view upstream, std::string_view server) const {
-    uint32_t count = region_.header().server_count.load(std::memory_order_acquire);
+template <class Pair>
+uint32_t SharedCounters::find_pair(const PairTable<Pair>& table, std::string_view first,
+                                   std::string_view second) const {
+    uint32_t count = table.count.load(std::memory_order_acquire);
     for (uint32_t i = 0; i < count; ++i) {
-        const ServerName& name = region_.server_names()[i];
-        if (region_.name(name.upstream) == upstream && region_.name(name.server) == server)
+        const Pair& pair = table.pairs[i];
+        if (region_.name(pair.*table.first) == first && region_.name(pair.*table.second) == second)
             return i;
     }
-    return region_.capacity().servers;
+    return table.capacity;
 }
 
 bool SharedCounters::store_name(std::string_view name, NameRef& ref) {
@@ -114,18 +144,29 @@ SharedCounters::NameTable SharedCounters::upstream_names() const {
             region_.capacity().upstreams};
 }
 
-uint32_t SharedCounters::find_or_add_server(std::string_view upstream, std::string_view server) {
-    uint32_t entry = find_server(upstream, server);
-    if (entry != region_.capacity().servers) return entry;
-    std::atomic<uint32_t>& count = region_.header().server_count;
-    entry = count.load(std::memory_order_relaxed);
-    if (entry == region_.capacity().servers) return entry;
-    ServerName& name = region_.server_names()[entry];
+SharedCounters::PairTable<ServerName> SharedCounters::server_names() const {
+    return {region_.server_names(), region_.header().server_count, region_.capacity().servers,
+            &ServerName::upstream, &ServerName::server};
+}
+
+SharedCounters::PairTable<LimitName> SharedCounters::limit_names() const {
+    return {region_.limit_names(), region_.header().limit_count, region_.capacity().limits,
+            &LimitName::location, &LimitName::limit};
+}
+
+template <class Pair>
+uint32_t SharedCounters::find_or_add_pair(const PairTable<Pair>& table, std::string_view first,
+                                          std::string_view second) {
+    uint32_t entry = find_pair(table, first, second);
+    if (entry != table.capacity) return entry;
+    entry = table.count.load(std::memory_order_relaxed);
+    if (entry == table.capacity) return entry;
+    Pair& pair = table.pairs[entry];
     // When only the first string fits its bytes are wasted, but the entry
     // is never published, so no reader sees half a name.
-    if (!store_name(upstream, name.upstream) || !store_name(server, name.server))
-        return region_.capacity().servers;
-    count.store(entry + 1, std::memory_order_release);
+    if (!store_name(first, pair.*table.first) || !store_name(second, pair.*table.second))
+        return table.capacity;
+    table.count.store(entry + 1, std::memory_order_release);
     return entry;
 }
 
@@ -208,13 +249,18 @@ void SharedCounters::count_config_reload(bool ok) {
 WorkerCounters SharedCounters::attach(unsigned slot, const config::Config& config) {
     WorkerCounters::Entries entries;
     entries.locations.push_back(find_name(location_names(), no_location_name));
-    for (const config::LocationConfig& location : config.locations)
+    for (const config::LocationConfig& location : config.locations) {
         entries.locations.push_back(find_name(location_names(), location.name));
+        entries.first_limit.push_back(static_cast<uint32_t>(entries.limits.size()));
+        for_each_limit(config, location, [&](std::string_view limit) {
+            entries.limits.push_back(find_pair(limit_names(), location.name, limit));
+        });
+    }
     for (const config::UpstreamConfig& upstream : config.upstreams) {
         entries.upstreams.push_back(find_name(upstream_names(), upstream.name));
         entries.first_server.push_back(static_cast<uint32_t>(entries.servers.size()));
         for (const config::SocketAddress& server : upstream.servers)
-            entries.servers.push_back(find_server(upstream.name, server.text));
+            entries.servers.push_back(find_pair(server_names(), upstream.name, server.text));
     }
     region_.slot_info(slot).pid.store(static_cast<int32_t>(getpid()), std::memory_order_relaxed);
     return WorkerCounters(region_, slot, std::move(entries));

@@ -52,11 +52,10 @@ public:
     SharedCounters(const SharedCounters&) = delete;
     SharedCounters& operator=(const SharedCounters&) = delete;
 
-    // Master: adds the config's location and upstream names and upstream
-    // servers not seen before. Call it before forking workers on a config
-    // (at start and after each successful reload). Returns the names that
-    // found no room: their requests are not counted until portico restarts
-    // (worth a warning).
+    // Master: adds the config's location and upstream names, upstream
+    // servers and the limits of each location not seen before. Call it before forking workers on a
+    // config (at start and after each successful reload). Returns the names that found no room:
+    // their requests are not counted until portico restarts (worth a warning).
     std::vector<std::string> register_names(const config::Config& config);
 
     struct Lease {
@@ -96,14 +95,30 @@ private:
         uint32_t capacity;
     };
 
+    // A directory of name pairs: (upstream, server) or (location, limit).
+    template <class Pair>
+    struct PairTable {
+        Pair* pairs;
+        std::atomic<uint32_t>& count;
+        uint32_t capacity;
+        NameRef Pair::*first;
+        NameRef Pair::*second;
+    };
+
     SharedCounters(void* base, size_t bytes, const Capacity& capacity);
     NameTable location_names() const;
     NameTable upstream_names() const;
+    PairTable<ServerName> server_names() const;
+    PairTable<LimitName> limit_names() const;
     uint32_t find_name(const NameTable& table, std::string_view name) const;
     uint32_t find_or_add_name(const NameTable& table, std::string_view name);
-    uint32_t find_or_add_server(std::string_view upstream, std::string_view server);
+    template <class Pair>
+    uint32_t find_pair(const PairTable<Pair>& table, std::string_view first,
+                       std::string_view second) const;
+    template <class Pair>
+    uint32_t find_or_add_pair(const PairTable<Pair>& table, std::string_view first,
+                              std::string_view second);
     bool store_name(std::string_view name, NameRef& ref);
-    uint32_t find_server(std::string_view upstream, std::string_view server) const;
     void catch_up_master_totals();
 
     void* base_;

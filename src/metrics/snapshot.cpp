@@ -16,6 +16,8 @@ uint64_t add_location(LocationSnapshot& into, const LocationCounters& from) {
         into.responses[i] += n;
         requests += n;
     }
+    for (size_t i = 0; i < into.access_denied.size(); ++i)
+        into.access_denied[i] += load(from.access_denied[i]);
     into.response_bytes += load(from.response_bytes);
     into.sendfile_bytes += load(from.sendfile_bytes);
     into.request_duration.add(from.request_duration);
@@ -53,6 +55,8 @@ LocationSnapshot all_locations(const Snapshot& snapshot) {
     for (const LocationSnapshot& location : snapshot.locations) {
         for (size_t slot = 0; slot < status_slot_count; ++slot)
             sum.responses[slot] += location.responses[slot];
+        for (size_t i = 0; i < sum.access_denied.size(); ++i)
+            sum.access_denied[i] += location.access_denied[i];
         sum.response_bytes += location.response_bytes;
         sum.sendfile_bytes += location.sendfile_bytes;
         sum.request_duration.add(location.request_duration);
@@ -68,6 +72,7 @@ Snapshot read_snapshot(const Region& region) {
     uint32_t location_count = region.header().location_count.load(std::memory_order_acquire);
     uint32_t server_count = region.header().server_count.load(std::memory_order_acquire);
     uint32_t upstream_count = region.header().upstream_count.load(std::memory_order_acquire);
+    uint32_t limit_count = region.header().limit_count.load(std::memory_order_acquire);
     for (uint32_t i = 0; i < location_count; ++i)
         snapshot.locations.push_back(
             {.name = std::string(region.name(region.location_names()[i]))});
@@ -79,6 +84,11 @@ Snapshot read_snapshot(const Region& region) {
     for (uint32_t i = 0; i < upstream_count; ++i)
         snapshot.upstreams.push_back(
             {.name = std::string(region.name(region.upstream_names()[i]))});
+    for (uint32_t i = 0; i < limit_count; ++i) {
+        const LimitName& name = region.limit_names()[i];
+        snapshot.limits.push_back({.location = std::string(region.name(name.location)),
+                                   .limit = std::string(region.name(name.limit))});
+    }
 
     uint64_t epoch = region.header().reset_epoch.load(std::memory_order_acquire);
     read_master_totals(region.header(), epoch, snapshot);
@@ -132,6 +142,9 @@ Snapshot read_snapshot(const Region& region) {
             for (uint32_t i = 0; i < server_count; ++i) add_server(snapshot.servers[i], servers[i]);
             for (uint32_t i = 0; i < upstream_count; ++i)
                 snapshot.upstreams[i].queue_timeouts += load(upstreams[i].queue_timeouts);
+            const LimitCounters* limits = region.limits(slot);
+            for (uint32_t i = 0; i < limit_count; ++i)
+                snapshot.limits[i].refused += load(limits[i].refused);
         }
         snapshot.connections_accepted += worker.connections_accepted;
         snapshot.upstream_retries += worker.upstream_retries;

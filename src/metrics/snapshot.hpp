@@ -29,6 +29,7 @@ struct WorkerSnapshot {
 struct LocationSnapshot {
     std::string name;
     std::array<uint64_t, status_slot_count> responses{};  // by status_slot()
+    std::array<uint64_t, access_denial_names.size()> access_denied{};  // by AccessDenial
     uint64_t response_bytes = 0;
     uint64_t sendfile_bytes = 0;
     HistogramSnapshot request_duration{};
@@ -53,6 +54,12 @@ struct UpstreamSnapshot {
     std::string name;
     int64_t queued = 0;
     uint64_t queue_timeouts = 0;
+};
+
+struct LimitSnapshot {
+    std::string location;
+    std::string limit;  // a [limit.NAME]'s name, or "max_concurrent"
+    uint64_t refused = 0;
 };
 
 struct CompressionSnapshot {
@@ -86,6 +93,7 @@ struct Snapshot {
     std::vector<LocationSnapshot> locations;  // every name ever registered, in order ("-" first)
     std::vector<ServerSnapshot> servers;      // likewise
     std::vector<UpstreamSnapshot> upstreams;  // likewise
+    std::vector<LimitSnapshot> limits;        // likewise
 };
 
 // Every location added up, "-" included: the totals row. Its name is empty.

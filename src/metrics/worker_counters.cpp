@@ -9,6 +9,7 @@ WorkerCounters::WorkerCounters(const Region& region, unsigned slot, Entries entr
       locations_(region.locations(slot)),
       servers_(region.servers(slot)),
       upstreams_(region.upstreams(slot)),
+      limits_(region.limits(slot)),
       capacity_(region.capacity()),
       entries_(std::move(entries)) {
     // A reset while the slot had no holder is caught up with right away.
@@ -38,6 +39,8 @@ void WorkerCounters::start_over() {
     for (uint32_t i = 0; i <= capacity_.locations; ++i) locations_[i].clear();
     for (uint32_t i = 0; i <= capacity_.servers; ++i) servers_[i].clear_totals();
     for (uint32_t i = 0; i <= capacity_.upstreams; ++i) upstreams_[i].clear_totals();
+    for (uint32_t i = 0; i <= capacity_.limits; ++i)
+        limits_[i].refused.store(0, std::memory_order_relaxed);
     // Release: a reader that sees the new epoch also sees the zeros.
     totals_->reset_epoch.store(epoch, std::memory_order_release);
     seen_epoch_ = epoch;

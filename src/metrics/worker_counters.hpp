@@ -97,6 +97,22 @@ public:
         }
     }
 
+    // A request to Config::locations[location] refused by one of its limits:
+    // `limit` is the limit's position in the location's `limit` list, or the
+    // list's size for its max_concurrent.
+    void count_limited(size_t location, size_t limit) {
+        catch_up_with_reset();
+        bump(limits_[entries_.limits[entries_.first_limit[location] + limit]].refused, uint64_t{1});
+    }
+    // A request to Config::locations[location] refused access (403 by
+    // allow/deny, 401 by Basic auth).
+    void count_access_denied(size_t location, AccessDenial reason) {
+        catch_up_with_reset();
+        bump(
+            locations_[entries_.locations[location + 1]].access_denied[static_cast<size_t>(reason)],
+            uint64_t{1});
+    }
+
     // `upstream` indexes Config::upstreams, `server` its servers.
     void upstream_connected(size_t upstream, size_t server, uint64_t connect_ns) {
         catch_up_with_reset();
@@ -142,6 +158,8 @@ private:
         std::vector<uint32_t> upstreams;     // Config::upstreams index -> entry
         std::vector<uint32_t> first_server;  // Config::upstreams index -> into servers
         std::vector<uint32_t> servers;       // -> entry
+        std::vector<uint32_t> first_limit;   // Config::locations index -> into limits
+        std::vector<uint32_t> limits;        // -> entry
     };
     WorkerCounters(const Region& region, unsigned slot, Entries entries);
 
@@ -167,6 +185,7 @@ private:
     LocationCounters* locations_;
     ServerCounters* servers_;
     UpstreamCounters* upstreams_;
+    LimitCounters* limits_;
     Capacity capacity_;
     Entries entries_;
 };

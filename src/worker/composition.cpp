@@ -1,5 +1,6 @@
 #include "worker/composition.hpp"
 
+#include "access/address_rules.hpp"
 #include "access/concurrency_limit.hpp"
 #include "access/rate_limit.hpp"
 #include "acme/challenge_step.hpp"
@@ -56,7 +57,7 @@ Composition::Composition(http::ServerContext& server, uint16_t https_port,
         };
         // The checks come first among the handlers: nothing serves a
         // request they refuse, and one that waits holds its body meanwhile.
-        if (std::vector<http::AdmissionCheck*> checks = admission_checks(server, location, limits);
+        if (std::vector<http::AdmissionCheck*> checks = admission_checks(server, i, limits);
             !checks.empty())
             add(std::make_unique<http::AdmissionGate>(waiting_, std::move(checks), serving));
         // nginx's phase order: rewrite, then try_files (precontent).
@@ -117,9 +118,11 @@ Composition::Composition(http::ServerContext& server, uint16_t https_port,
     }
 }
 
-std::vector<http::AdmissionCheck*> Composition::admission_checks(
-    http::ServerContext& server, const config::LocationConfig& location,
-    const access::LimitZones& limits) {
+std::vector<http::AdmissionCheck*> Composition::admission_checks(http::ServerContext& server,
+                                                                 size_t location_index,
+                                                                 const access::LimitZones& limits) {
+    const config::Config& config = server.config;
+    const config::LocationConfig& location = config.locations[location_index];
     std::vector<http::AdmissionCheck*> checks;
     auto add = [&](std::unique_ptr<http::AdmissionCheck> check) {
         checks.push_back(check.get());
@@ -128,9 +131,13 @@ std::vector<http::AdmissionCheck*> Composition::admission_checks(
     // nginx's preaccess phase (limit_req, then limit_conn), then its
     // access phase (allow/deny, then auth_basic).
     if (!location.limits.empty())
-        add(std::make_unique<access::RateLimitCheck>(server.config, location, limits, server.loop));
+        add(std::make_unique<access::RateLimitCheck>(config, location_index, limits,
+                                                     server.counters, server.loop));
     if (location.max_concurrent)
-        add(std::make_unique<access::ConcurrencyLimitCheck>(location, limits.concurrency_table()));
+        add(std::make_unique<access::ConcurrencyLimitCheck>(
+            config, location_index, limits.concurrency_table(), server.counters));
+    if (!location.access.empty())
+        add(std::make_unique<access::AddressRulesCheck>(location, location_index, server.counters));
     return checks;
 }
 

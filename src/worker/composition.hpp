@@ -55,10 +55,10 @@ public:
     std::vector<std::unique_ptr<proxy::Upstream>>& upstreams() { return upstreams_; }
 
 private:
-    // What a location's requests must pass before its content (limits,
-    // access rules, auth), in nginx's order; empty: nothing.
+    // What Config::locations[location_index]'s requests must pass before its
+    // content (limits, access rules, auth), in nginx's order; empty: nothing.
     std::vector<http::AdmissionCheck*> admission_checks(http::ServerContext& server,
-                                                        const config::LocationConfig& location,
+                                                        size_t location_index,
                                                         const access::LimitZones& limits);
 
     // What the proxy reads from upstreams: 64 KiB, so a large response takes

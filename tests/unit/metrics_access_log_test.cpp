@@ -155,13 +155,13 @@ AccessRecord numbered(int n, std::string& target) {
 TEST_CASE("combined: nginx's fields, then the timings, location and worker", "[access-log]") {
     use_utc();
     std::string line = line_of(proxied_record(), AccessFormat::combined);
-    CHECK(
-        line ==
-        "203.0.113.7 - - [29/Nov/2026:22:00:00 +0000] \"GET /p HTTP/1.1\" 200 123 "
-        "\"referer\" \"ua\" rt=0.000123 urt=0.000100 uct=0.000020 loc=\"assets\" w=0 tls=- rid=-");
+    CHECK(line ==
+          "203.0.113.7 - - [29/Nov/2026:22:00:00 +0000] \"GET /p HTTP/1.1\" 200 123 "
+          "\"referer\" \"ua\" rt=0.000123 urt=0.000100 uct=0.000020 loc=\"assets\" w=0 tls=- rid=- "
+          "refused=-");
 
     std::vector<std::string> fields = combined_fields(line);
-    REQUIRE(fields.size() == 16);
+    REQUIRE(fields.size() == 17);
     CHECK(fields[0] == "203.0.113.7");
     CHECK(fields[3] == "29/Nov/2026:22:00:00 +0000");
     CHECK(fields[4] == "GET /p HTTP/1.1");
@@ -181,12 +181,28 @@ TEST_CASE("combined and json: the request id, as sent upstream", "[access-log]")
     AccessRecord record = proxied_record();
     record.request_id = "0123456789abcdef0123456789abcdef";
     std::vector<std::string> fields = combined_fields(line_of(record, AccessFormat::combined));
-    REQUIRE(fields.size() == 16);
+    REQUIRE(fields.size() == 17);
     CHECK(fields[15] == "rid=0123456789abcdef0123456789abcdef");
     nlohmann::json json = nlohmann::json::parse(line_of(record, AccessFormat::json));
     CHECK(json["request_id"] == "0123456789abcdef0123456789abcdef");
     CHECK(nlohmann::json::parse(line_of(proxied_record(), AccessFormat::json))["request_id"]
               .is_null());
+}
+
+TEST_CASE("combined and json: the limit or access rule that refused the request", "[access-log]") {
+    use_utc();
+    AccessRecord record = proxied_record();
+    record.refused_by = "per_ip";
+    std::vector<std::string> fields = combined_fields(line_of(record, AccessFormat::combined));
+    REQUIRE(fields.size() == 17);
+    CHECK(fields[16] == "refused=per_ip");
+    CHECK(combined_fields(line_of(proxied_record(), AccessFormat::combined))[16] == "refused=-");
+    record.refused_by = "a\"b";  // a [limit."..."] may hold any character
+    CHECK(combined_fields(line_of(record, AccessFormat::combined))[16] == "refused=a\\x22b");
+    record.refused_by = "deny";
+    CHECK(nlohmann::json::parse(line_of(record, AccessFormat::json))["refused"] == "deny");
+    CHECK(
+        nlohmann::json::parse(line_of(proxied_record(), AccessFormat::json))["refused"].is_null());
 }
 
 TEST_CASE("combined and json: the TLS protocol and cipher of a request over TLS",
@@ -199,21 +215,21 @@ TEST_CASE("combined and json: the TLS protocol and cipher of a request over TLS"
     CHECK(line ==
           "203.0.113.7 - - [29/Nov/2026:22:00:00 +0000] \"GET /p HTTP/1.1\" 200 123 "
           "\"referer\" \"ua\" rt=0.000123 urt=0.000100 uct=0.000020 loc=\"assets\" w=0 "
-          "tls=TLSv1.3/TLS_AES_128_GCM_SHA256 rid=-");
+          "tls=TLSv1.3/TLS_AES_128_GCM_SHA256 rid=- refused=-");
     std::vector<std::string> fields = combined_fields(line);
-    REQUIRE(fields.size() == 16);
+    REQUIRE(fields.size() == 17);
     CHECK(fields[14] == "tls=TLSv1.3/TLS_AES_128_GCM_SHA256");
 
     nlohmann::json json = nlohmann::json::parse(line_of(record, AccessFormat::json));
     CHECK(json["tls_protocol"] == "TLSv1.3");
     CHECK(json["tls_cipher"] == "TLS_AES_128_GCM_SHA256");
-    CHECK(json.size() == 18);
+    CHECK(json.size() == 19);
 
     // Escaped like the quoted fields, though OpenSSL's names need none.
     record.tls_protocol = "TLSv\"9\"";
     record.tls_cipher = "";
     fields = combined_fields(line_of(record, AccessFormat::combined));
-    REQUIRE(fields.size() == 16);
+    REQUIRE(fields.size() == 17);
     CHECK(fields[14] == "tls=TLSv\\x229\\x22/-");
 }
 
@@ -221,7 +237,7 @@ TEST_CASE("combined: '-' for what a request did not have", "[access-log]") {
     use_utc();
     std::vector<std::string> fields =
         combined_fields(line_of(static_record(), AccessFormat::combined));
-    REQUIRE(fields.size() == 16);
+    REQUIRE(fields.size() == 17);
     CHECK(fields[0] == "::1");
     CHECK(fields[4] == "HEAD /index.html HTTP/1.0");
     CHECK(fields[5] == "304");
@@ -288,7 +304,7 @@ TEST_CASE("json: one object per line with the same fields, null where there is n
     CHECK(json["upstream"] == "127.0.0.1:3000");
     CHECK(json["tls_protocol"].is_null());  // cleartext
     CHECK(json["tls_cipher"].is_null());
-    CHECK(json.size() == 18);
+    CHECK(json.size() == 19);
 
     json = nlohmann::json::parse(line_of(static_record(), AccessFormat::json));
     CHECK(json["protocol"] == "HTTP/1.0");
@@ -384,7 +400,7 @@ TEST_CASE("a burst beyond the queue drops old lines, never blocks, never tears o
     int torn = 0, out_of_order = 0, previous = -1;
     for (const std::string& line : lines) {
         std::vector<std::string> fields = combined_fields(line);
-        if (fields.size() != 16 || fields[13] != "w=3") {
+        if (fields.size() != 17 || fields[13] != "w=3") {
             ++torn;
             continue;
         }
@@ -442,7 +458,7 @@ TEST_CASE("a stalled writer: log() does not wait, the oldest queued lines go", "
     int lines = 0, torn = 0, out_of_order = 0, previous = -1;
     for (std::string line; std::getline(in, line); ++lines) {
         std::vector<std::string> fields = combined_fields(line);
-        if (fields.size() != 16) {
+        if (fields.size() != 17) {
             ++torn;
             continue;
         }

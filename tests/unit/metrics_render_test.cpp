@@ -29,6 +29,7 @@ Snapshot sample_snapshot() {
     location.name = "say \"hi\"\\\nnow";
     location.responses[status_slot(200)] = 3;
     location.responses[status_slot(299)] = 1;  // unregistered: counted as 2xx
+    location.access_denied[static_cast<size_t>(AccessDenial::auth)] = 9;
     location.request_duration = histogram_of({40'000, 60'000, 2 * ms, 20'000 * ms});
     location.upstream_duration = histogram_of({1 * ms});
     location.proxy_overhead = histogram_of({100'000});
@@ -41,6 +42,8 @@ Snapshot sample_snapshot() {
     server.connect_time = histogram_of({200'000});
     snapshot.servers.push_back(server);
     snapshot.upstreams.push_back({.name = "app", .queued = 2, .queue_timeouts = 5});
+    snapshot.limits.push_back({.location = "api", .limit = "per_ip", .refused = 6});
+    snapshot.limits.push_back({.location = "api", .limit = "max_concurrent", .refused = 0});
     snapshot.tls_handshakes = {3, 1, 2};  // full, resumed, failed
     snapshot.tls_handshake_time = histogram_of({2 * ms, 3 * ms, 4 * ms, 1 * ms});
     snapshot.workers.push_back({.slot = 0,
@@ -141,6 +144,8 @@ TEST_CASE("every series the spec names has HELP and TYPE", "[metrics]") {
         {"portico_tls_handshakes_total", "counter"},
         {"portico_tls_handshake_seconds", "histogram"},
         {"portico_proxy_protocol_errors_total", "counter"},
+        {"portico_limited_total", "counter"},
+        {"portico_access_denied_total", "counter"},
     };
     for (const auto& [name, type] : families) {
         INFO(name);
@@ -154,6 +159,14 @@ TEST_CASE("every series the spec names has HELP and TYPE", "[metrics]") {
           std::string::npos);
     CHECK(text.find("portico_config_reloads_total{result=\"ok\"} 1\n") != std::string::npos);
     CHECK(text.find("portico_config_reloads_total{result=\"failed\"} 0\n") != std::string::npos);
+    // Every limit, zero or not; access denials where there are some.
+    CHECK(text.find("portico_limited_total{location=\"api\",limit=\"per_ip\"} 6\n") !=
+          std::string::npos);
+    CHECK(text.find("portico_limited_total{location=\"api\",limit=\"max_concurrent\"} 0\n") !=
+          std::string::npos);
+    CHECK(text.find("portico_access_denied_total{location=\"say \\\"hi\\\"\\\\\\nnow\",reason="
+                    "\"auth\"} 9\n") != std::string::npos);
+    CHECK(text.find("reason=\"address\"") == std::string::npos);
 }
 
 TEST_CASE("JSON carries totals, workers, locations, servers and percentiles", "[metrics]") {
@@ -164,6 +177,9 @@ TEST_CASE("JSON carries totals, workers, locations, servers and percentiles", "[
     CHECK(json.find("\"responses\":{\"1xx\":0,\"2xx\":4,\"3xx\":0,\"4xx\":0,\"5xx\":0,"
                     "\"other\":0}") != std::string::npos);
     CHECK(json.find("\"codes\":{\"200\":3,\"2xx\":1}") != std::string::npos);
+    CHECK(json.find("\"access_denied\":{\"address\":0,\"auth\":9}") != std::string::npos);
+    CHECK(json.find("\"limits\":[{\"location\":\"api\",\"limit\":\"per_ip\",\"refused\":6},") !=
+          std::string::npos);
     // One 1 ms value in (750 us, 1 ms]: percentiles interpolate inside the bucket.
     CHECK(json.find("\"upstream_duration\":{\"count\":1,\"sum\":0.001,\"p50\":0.000875,"
                     "\"p90\":0.000975,\"p99\":0.0009975,\"max\":0.001,") != std::string::npos);

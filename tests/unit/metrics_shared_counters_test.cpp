@@ -376,3 +376,54 @@ TEST_CASE("a forked worker's counts reach the parent through the region", "[metr
     CHECK(snapshot.locations[1].proxy_overhead.sum_ns == 1000 * ms);
     CHECK(snapshot.workers[0].pid == pid);
 }
+
+TEST_CASE("refusals: by limit of each location, kept by name across a reload, and access denials",
+          "[metrics][access]") {
+    Config before = config_with({"api", "admin"}, {});
+    before.limits.resize(2);
+    before.limits[0].name = "per_ip";
+    before.limits[1].name = "per_user";
+    before.locations[0].limits = {0, 1};
+    before.locations[0].max_concurrent.emplace();
+    before.locations[1].limits = {1};
+    auto counters = region_for(before);
+    WorkerCounters worker = counters->attach(counters->lease_slot(0).slot, before);
+    worker.count_limited(0, 1);  // api, per_user
+    worker.count_limited(0, 2);  // api, max_concurrent
+    worker.count_limited(0, 2);
+    worker.count_limited(1, 0);  // admin, per_user
+    worker.count_access_denied(1, AccessDenial::address);
+    worker.count_access_denied(1, AccessDenial::auth);
+    worker.count_access_denied(1, AccessDenial::auth);
+
+    // api lists its limits the other way round now, without max_concurrent.
+    Config after = config_with({"api"}, {});
+    after.limits = before.limits;
+    after.locations[0].limits = {1, 0};
+    CHECK(counters->register_names(after).empty());
+    WorkerCounters reloaded = counters->attach(counters->lease_slot(0).slot, after);
+    reloaded.count_limited(0, 0);  // api, per_user
+
+    Snapshot snapshot = counters->snapshot();
+    auto refused = [&](const std::string& location, const std::string& limit) -> int64_t {
+        for (const LimitSnapshot& entry : snapshot.limits)
+            if (entry.location == location && entry.limit == limit)
+                return static_cast<int64_t>(entry.refused);
+        return -1;
+    };
+    CHECK(snapshot.limits.size() == 4);
+    CHECK(refused("api", "per_ip") == 0);
+    CHECK(refused("api", "per_user") == 2);
+    CHECK(refused("api", "max_concurrent") == 2);
+    CHECK(refused("admin", "per_user") == 1);
+    REQUIRE(snapshot.locations.size() == 3);
+    CHECK(snapshot.locations[2].name == "admin");
+    CHECK(snapshot.locations[2].access_denied == std::array<uint64_t, 2>{1, 2});
+    CHECK(snapshot.locations[1].access_denied == std::array<uint64_t, 2>{0, 0});
+
+    counters->reset();
+    reloaded.count_access_denied(0, AccessDenial::address);
+    snapshot = counters->snapshot();
+    CHECK(refused("api", "per_user") == 0);
+    CHECK(snapshot.locations[1].access_denied == std::array<uint64_t, 2>{1, 0});
+}
