@@ -238,6 +238,7 @@ LocationConfig read_location(const toml::table& table, size_t number, LoadContex
     read_header_rules(reader, context.diagnostics, location);
     read_rules(reader, label, context.diagnostics, location);
     read_limits(reader, label, context, location);
+    read_auth(reader, label, context, location);
     read_compression(reader, label, context.diagnostics, location);
     check_actions(reader, label, context.diagnostics, location);
     reader.finish();
