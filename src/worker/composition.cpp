@@ -1,5 +1,6 @@
 #include "worker/composition.hpp"
 
+#include "access/basic_auth.hpp"
 #include "access/concurrency_limit.hpp"
 #include "access/rate_limit.hpp"
 #include "compress/compression_filter.hpp"
@@ -18,7 +19,10 @@ namespace portico::worker {
 
 Composition::Composition(http::ServerContext& server, uint16_t https_port,
                          const access::LimitZones& limits)
-    : mime_(server.config.mime), file_cache_(server.poller), waiting_(server.poller) {
+    : mime_(server.config.mime),
+      file_cache_(server.poller),
+      waiting_(server.poller),
+      passwords_(server.loop) {
     // First: every later step, handler and log line sees the real client.
     if (!server.config.server.trusted_proxies.empty()) {
         steps_.push_back(
@@ -124,6 +128,7 @@ std::vector<http::AdmissionCheck*> Composition::admission_checks(
         add(std::make_unique<access::RateLimitCheck>(config, location, limits));
     if (location.max_concurrent)
         add(std::make_unique<access::ConcurrencyLimitCheck>(location, limits.concurrency_table()));
+    if (location.auth) add(std::make_unique<access::BasicAuthCheck>(*location.auth, passwords_));
     return checks;
 }
 
