@@ -74,8 +74,10 @@ const std::vector<std::string> kinds = {"bcrypt", "apr1", "sha512", "sha256"};
 // The realm holds both characters a quoted-string escapes.
 constexpr const char* challenge = R"(Basic realm="Staff \"only\" \\ area")";
 
+// Logged at debug level: the worker's line for each hash it starts.
 std::string auth_config(const std::string& upstream, const std::string& users) {
-    return "[server]\nlisten = [\"{listen}\"]\nworkers = 2\n[http2]\ncleartext = true\n"
+    return "[server]\nlisten = [\"{listen}\"]\nworkers = 2\n[log]\nlevel = \"debug\"\n"
+           "[http2]\ncleartext = true\n"
            "[upstream.app]\nservers = [\"" +
            upstream +
            "\"]\n"
@@ -207,7 +209,7 @@ TEST_CASE("auth: the 401's head, byte for byte, and a HEAD request's", "[auth]")
         INFO(response->head);
         CHECK(response->head.starts_with("HTTP/1.1 401 Unauthorized\r\n"));
         CHECK(contains(response->head, "\r\nWWW-Authenticate: " + std::string(challenge) + "\r\n"));
-        CHECK(contains(response->head, "\r\nContent-Type: text/plain; charset=utf-8\r\n"));
+        CHECK(response->header("content-type") == "text/plain; charset=utf-8");
         CHECK(response->header("content-length") == "17");
         CHECK(response->body == (method == "HEAD" ? "" : "401 Unauthorized\n"));
         // The connection stays open for the next request.
@@ -239,11 +241,14 @@ TEST_CASE(
     // bcrypt at cost 12: a few hundred milliseconds a hash. Eight requests
     // at once with the same credentials, over both workers: each worker
     // computes at most 2 hashes at a time and answers 503 beyond, so eight
-    // hashes would bring 503s; one hash per worker brings none.
+    // hashes would bring 503s; one hash per worker brings none. The
+    // workers' debug lines count the hashes started.
     UpstreamServer upstream;
     TempDir files;
     std::string users = files.write("users", output_of("htpasswd -nbB -C 12 slow pw-slow") + "\n");
     Portico portico(auth_config(upstream.address(), users));
+    const std::string hash_line = "computing the password hash of user 'slow'";
+    size_t counted = 0;  // the workers' hash lines before this round
     for (const std::string& password : {std::string("wrong"), std::string("pw-slow")}) {
         INFO("password " << password);
         std::vector<std::unique_ptr<Client>> clients;
@@ -267,6 +272,16 @@ TEST_CASE(
             REQUIRE(response);
             CHECK(response->status == (password == "wrong" ? 401 : 200));
         }
+        // One hash per worker at most, and none for a repeat: remembered.
+        auto again = get(Protocol::http2, portico.port(), "/private/slow", basic("slow", password));
+        REQUIRE(again);
+        CHECK(again->status == (password == "wrong" ? 401 : 200));
+        REQUIRE(portico.wait_for_log(hash_line, static_cast<int>(counted) + 1));
+        std::string log = portico.log();
+        size_t hashes = 0;
+        for (size_t at = 0; (at = log.find(hash_line, at)) != std::string::npos; ++at) ++hashes;
+        CHECK(hashes - counted <= 2);
+        counted = hashes;
     }
 }
 
