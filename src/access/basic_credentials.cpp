@@ -62,7 +62,7 @@ bool parse_basic_credentials(std::string_view header, std::string& decoded, Basi
     while (header.starts_with(' ')) header.remove_prefix(1);
     while (header.ends_with(' ') || header.ends_with('\t')) header.remove_suffix(1);
     if (header.empty() || header.size() > (max_credentials_size + 2) / 3 * 4) return false;
-    if (!decode_base64(header, decoded)) return false;
+    if (!decode_base64(header, decoded) || decoded.size() > max_credentials_size) return false;
     size_t colon = decoded.find(':');
     if (colon == std::string::npos) return false;
     std::string_view text = decoded;

@@ -5,12 +5,14 @@
 #include <poll.h>
 
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "http2_support.hpp"
@@ -238,14 +240,14 @@ TEST_CASE(
     "auth: requests with the same credentials share one hash, and a location without "
     "auth is served meanwhile",
     "[auth]") {
-    // bcrypt at cost 12: a few hundred milliseconds a hash. Eight requests
+    // bcrypt at cost 11: a few hundred milliseconds a hash. Eight requests
     // at once with the same credentials, over both workers: each worker
     // computes at most 2 hashes at a time and answers 503 beyond, so eight
     // hashes would bring 503s; one hash per worker brings none. The
     // workers' debug lines count the hashes started.
     UpstreamServer upstream;
     TempDir files;
-    std::string users = files.write("users", output_of("htpasswd -nbB -C 12 slow pw-slow") + "\n");
+    std::string users = files.write("users", output_of("htpasswd -nbB -C 11 slow pw-slow") + "\n");
     Portico portico(auth_config(upstream.address(), users));
     const std::string hash_line = "computing the password hash of user 'slow'";
     size_t counted = 0;  // the workers' hash lines before this round
@@ -283,12 +285,34 @@ TEST_CASE(
         CHECK(hashes - counted <= 2);
         counted = hashes;
     }
+    // A client that leaves while its hash runs: the hash ends unheard, and
+    // the next client with the same credentials gets its answer.
+    for (Protocol protocol : {Protocol::http1, Protocol::http2}) {
+        std::string password = protocol == Protocol::http1 ? "gone-1" : "gone-2";
+        if (protocol == Protocol::http1) {
+            Client leaving(portico.port());
+            leaving.send(
+                get_request("/private/slow", "Authorization: " + basic("slow", password) + "\r\n"));
+            std::this_thread::sleep_for(50ms);  // read by portico before the close
+        } else {
+            h2::Client leaving(portico.port());
+            leaving.get("/private/slow", {{"authorization", basic("slow", password)}}, "GET",
+                        "front.example");
+            leaving.pump_for(50ms);
+            leaving.abort();
+        }
+        REQUIRE(portico.wait_for_log(hash_line, static_cast<int>(++counted)));
+        auto next = get(protocol, portico.port(), "/private/slow", basic("slow", password));
+        REQUIRE(next);
+        CHECK(next->status == 401);
+    }
+    CHECK(portico.worker_pids().size() == 2);
 }
 
 TEST_CASE("auth: beyond the hashes a worker computes at once, 503 with Retry-After", "[auth]") {
     UpstreamServer upstream;
     TempDir files;
-    std::string users = files.write("users", output_of("htpasswd -nbB -C 12 slow pw-slow") + "\n");
+    std::string users = files.write("users", output_of("htpasswd -nbB -C 11 slow pw-slow") + "\n");
     Portico portico(auth_config(upstream.address(), users));
     // Twelve different wrong passwords at once: 2 workers x 2 hashes run,
     // the others are refused at once rather than queued.
@@ -328,6 +352,16 @@ TEST_CASE("auth: a reload reads the htpasswd file again", "[auth]") {
     files.write("users", output_of("htpasswd -nbm carol second") + "\n");
     portico.signal(SIGHUP);
     REQUIRE(portico.wait_for_log("reloaded:"));
+    // The old workers may take a last connection while they stop accepting.
+    auto deadline = std::chrono::steady_clock::now() + 5s;
+    int status = 0;
+    while (status != 200 && std::chrono::steady_clock::now() < deadline) {
+        auto second = get(Protocol::http1, portico.port(), "/private/", basic("carol", "second"));
+        REQUIRE(second);
+        status = second->status;
+        if (status != 200) std::this_thread::sleep_for(20ms);
+    }
+    CHECK(status == 200);
     for (Protocol protocol : {Protocol::http1, Protocol::http2}) {
         auto second = get(protocol, portico.port(), "/private/", basic("carol", "second"));
         REQUIRE(second);

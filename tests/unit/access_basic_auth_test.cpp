@@ -71,6 +71,12 @@ TEST_CASE("basic credentials: what is not Basic credentials", "[access][auth]") 
     std::string huge = "Basic " + std::string(4 * 1024, 'Q');
     CHECK_FALSE(parse_basic_credentials(huge, decoded, credentials));
     CHECK(decoded.size() < 1024);
+    // "OjpA" is "::@": 1024 bytes decoded pass, 1025 do not.
+    std::string colons;
+    for (int i = 0; i < 341; ++i) colons += "OjpA";
+    CHECK(parse_basic_credentials("Basic " + colons + "Og==", decoded, credentials));
+    CHECK(decoded.size() == 1024);
+    CHECK_FALSE(parse_basic_credentials("Basic " + colons + "OjA=", decoded, credentials));
 }
 
 TEST_CASE("basic auth: the realm is a quoted string", "[access][auth]") {
