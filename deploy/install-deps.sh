@@ -19,6 +19,7 @@ packages=(
   zlib1g-dev          # compress: gzip, the coding every client has
   libbrotli-dev       # compress: br, the best ratio on text (browsers over HTTPS); tests decode with it too
   libzstd-dev         # compress: zstd, near brotli's ratio at a fraction of the CPU (Chrome, Firefox)
+  libcrypt-dev        # basic auth: libxcrypt checks htpasswd's bcrypt and SHA-crypt hashes
   catch2              # unit and integration tests (v2)
   curl                # handy checks by hand
 )
@@ -36,6 +37,7 @@ if [ "${1:-}" = "--test" ]; then
   packages+=(python3-h2 python3-brotli python3-zstandard)  # tests/soak: HTTP/2 clients, decoding br and zstd
   packages+=(nginx)  # tests/diff: portico's answers compared with nginx's, same config by scenario
   packages+=(pebble)  # tests/acme: Let's Encrypt's ACME test CA, started on loopback (-strict)
+  packages+=(apache2-utils)  # htpasswd: the basic auth tests make their user files with it
   packages+=(iproute2)  # ss: a server socket's send buffer (static_send_buffer_test)
   # The package tests (tests/package/): cpack -G DEB reads the libraries'
   # package names with dpkg-shlibdeps (dpkg-dev) after `file` finds the

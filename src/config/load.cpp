@@ -13,13 +13,6 @@
 
 namespace portico::config {
 
-namespace {
-
-struct FileText {
-    std::string text;
-    std::string error;  // empty when the file was read
-};
-
 FileText read_whole_file(const std::string& path) {
     FileText result;
     int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -48,6 +41,8 @@ FileText read_whole_file(const std::string& path) {
     ::close(fd);
     return result;
 }
+
+namespace {
 
 void read_top_level(const toml::table& root, LoadContext& context, Config& config) {
     // No [[location]] at all is valid: every request then gets a 404, which

@@ -243,6 +243,7 @@ LocationConfig read_location(const toml::table& table, size_t number, LoadContex
     read_rules(reader, label, context.diagnostics, location);
     read_limits(reader, label, context, location);
     read_access(reader, label, context.diagnostics, location);
+    read_auth(reader, label, context, location);
     read_compression(reader, label, context.diagnostics, location);
     check_actions(reader, label, context.diagnostics, location);
     reader.finish();

@@ -22,6 +22,13 @@ struct LoadContext {
     const std::vector<LimitConfig>* limits = nullptr;
 };
 
+struct FileText {
+    std::string text;
+    std::string error;  // strerror's text; empty when the file was read
+};
+// A whole file (the config, an htpasswd file); a folder is EISDIR.
+FileText read_whole_file(const std::string& path);
+
 // `path` made absolute against the config folder, without "." or ".." parts
 // or a trailing slash.
 std::string resolve_path(const LoadContext& context, std::string_view path);
@@ -120,6 +127,10 @@ void read_limits(TableReader& reader, const std::string& label, LoadContext& con
 // A location's allow and deny keys (load_access.cpp).
 void read_access(TableReader& reader, const std::string& label, Diagnostics& diagnostics,
                  LocationConfig& location);
+// A location's auth key (load_auth.cpp), after its proxy_headers: the
+// htpasswd file is read now.
+void read_auth(TableReader& reader, const std::string& label, LoadContext& context,
+               LocationConfig& location);
 
 // Why `path` cannot serve files (strerror's text), or "" when it can.
 std::string unusable_directory(const std::string& path);

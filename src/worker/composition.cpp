@@ -1,6 +1,7 @@
 #include "worker/composition.hpp"
 
 #include "access/address_rules.hpp"
+#include "access/basic_auth.hpp"
 #include "access/concurrency_limit.hpp"
 #include "access/rate_limit.hpp"
 #include "acme/challenge_step.hpp"
@@ -21,7 +22,10 @@ namespace portico::worker {
 Composition::Composition(http::ServerContext& server, uint16_t https_port,
                          const access::LimitZones& limits, const tls::UpstreamTlsSet* upstream_tls,
                          const acme::Board* acme_board)
-    : mime_(server.config.mime), file_cache_(server.poller), waiting_(server.poller) {
+    : mime_(server.config.mime),
+      file_cache_(server.poller),
+      waiting_(server.poller),
+      passwords_(server.loop) {
     // First: every later step, handler and log line sees the real client.
     if (!server.config.server.trusted_proxies.empty()) {
         steps_.push_back(
@@ -138,6 +142,9 @@ std::vector<http::AdmissionCheck*> Composition::admission_checks(http::ServerCon
             config, location_index, limits.concurrency_table(), server.counters));
     if (!location.access.empty())
         add(std::make_unique<access::AddressRulesCheck>(location, location_index, server.counters));
+    if (location.auth)
+        add(std::make_unique<access::BasicAuthCheck>(*location.auth, passwords_, location_index,
+                                                     server.counters));
     return checks;
 }
 

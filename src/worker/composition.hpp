@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "access/limit_zones.hpp"
+#include "access/password_verifier.hpp"
 #include "compress/compressed_cache.hpp"
 #include "compress/encoder_memory.hpp"
 #include "core/buffer_pool.hpp"
@@ -80,6 +81,9 @@ private:
     std::unique_ptr<rules::ErrorPages> error_pages_;
     // Requests that wait at a location's admission checks (a limit's delay).
     http::WaitingPool waiting_;
+    // Basic auth's password hashes, off the loop, and their answers
+    // remembered (shared by the worker's auth locations).
+    access::PasswordVerifier passwords_;
     // Declared last: they refer to the members above.
     std::vector<std::unique_ptr<http::AdmissionCheck>> checks_;
     std::vector<std::unique_ptr<http::RequestStep>> steps_;

@@ -313,4 +313,22 @@ TEST_CASE("limits: portico_limited_total by location and limit, and the access l
     CHECK(refused[3] == "");
 }
 
+TEST_CASE("basic auth refusals are counted as reason auth", "[access][auth]") {
+    TempDir files;
+    std::string htpasswd = files.write("htpasswd", "ann:$apr1$abcdefgh$h9FWgUz3n9YxylKLlR5SQ/\n");
+    Portico portico(
+        "[server]\nlisten = [\"{listen}\"]\nworkers = 1\n\n[metrics]\nlisten = "
+        "\"127.0.0.1:0\"\n\n[[location]]\nname = \"private\"\nprefix = \"/\"\n"
+        "respond = { status = 200, body = \"in\" }\nauth = { realm = \"r\", htpasswd = \"" +
+        htpasswd + "\" }\n");
+    uint16_t metrics = metrics_port(portico);
+    // "ann:secret" and "ann:wrong", base64.
+    CHECK(fetch(portico.port(), "/", "Authorization: Basic YW5uOnNlY3JldA==\r\n")->status == 200);
+    CHECK(fetch(portico.port(), "/", "Authorization: Basic YW5uOndyb25n\r\n")->status == 401);
+    CHECK(fetch(portico.port(), "/")->status == 401);
+    std::string series = "portico_access_denied_total{location=\"private\",reason=\"auth\"}";
+    std::string text = scrape_when(metrics, series, 2);
+    CHECK(sample(text, series) == 2);
+}
+
 }  // namespace access_rules_test
