@@ -11,7 +11,8 @@ namespace portico::cli {
 
 namespace {
 
-constexpr const char* usage = "usage: portico convert [--prefix DIR] nginx.conf > portico.toml\n";
+constexpr const char* convert_usage =
+    "usage: portico convert [--prefix DIR] nginx.conf > portico.toml\n";
 
 }  // namespace
 
@@ -22,18 +23,18 @@ int run_convert_command(int argc, char** argv) {
         if (arg == "--prefix" && i + 1 < argc) {
             prefix = argv[++i];
         } else if (arg == "-h" || arg == "--help") {
-            std::fputs(usage, stdout);
+            std::fputs(convert_usage, stdout);
             return 0;
         } else if (file.empty() && !arg.starts_with("-")) {
             file = arg;
         } else {
             std::fprintf(stderr, "portico convert: unexpected argument '%s'\n%s", arg.c_str(),
-                         usage);
+                         convert_usage);
             return 1;
         }
     }
     if (file.empty()) {
-        std::fputs(usage, stderr);
+        std::fputs(convert_usage, stderr);
         return 1;
     }
     // nginx resolves includes and paths against its prefix; the file's

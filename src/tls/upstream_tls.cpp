@@ -13,7 +13,7 @@ namespace {
 
 // ALPN: the proxy speaks HTTP/1.1 upstream; a server that would pick h2
 // for a client offering it must not here.
-constexpr unsigned char http1_only[] = {8, 'h', 't', 't', 'p', '/', '1', '.', '1'};
+constexpr unsigned char upstream_alpn[] = {8, 'h', 't', 't', 'p', '/', '1', '.', '1'};
 
 // The worker's buffers for upstream records, made at its first TLS upstream
 // connection (the master, which only loads contexts, never needs them). A
@@ -73,7 +73,7 @@ SSL_CTX* make_context(const config::UpstreamTlsConfig& config, const std::string
     // read ahead (the upstream is ours to trust with that, a client is not).
     SSL_CTX_set_mode(context, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
     SSL_CTX_set_read_ahead(context, 1);
-    SSL_CTX_set_alpn_protos(context, http1_only, sizeof http1_only);
+    SSL_CTX_set_alpn_protos(context, upstream_alpn, sizeof upstream_alpn);
     SSL_CTX_set_session_cache_mode(context,
                                    SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE);
     SSL_CTX_sess_set_new_cb(context, on_new_session);
