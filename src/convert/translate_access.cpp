@@ -2,6 +2,8 @@
 // control": limit_req_zone / limit_req ([limit.NAME], limit = [...]),
 // limit_conn_zone / limit_conn (max_concurrent), allow / deny, auth_basic.
 #include <algorithm>
+#include <cctype>
+#include <cstdlib>
 
 #include "config/address_range.hpp"
 #include "convert/conversion.hpp"
@@ -69,6 +71,16 @@ void limit_requests(Conversion& conversion, const Scope& scope, Table& location)
         if (burst.empty()) burst = "0";
         std::string delay = has_flag(*directive, "nodelay") ? burst : option(*directive, "delay");
         if (delay.empty()) delay = "0";
+        auto number = [](const std::string& text) {
+            return text.size() <= 9 && std::all_of(text.begin(), text.end(), ::isdigit);
+        };
+        if (!number(burst) || !number(delay)) {
+            conversion.refuse(*directive, "burst= and delay= take a number");
+            continue;
+        }
+        // nginx passes the whole burst at once when delay is above it;
+        // portico calls that a config error.
+        if (std::atoll(delay.c_str()) > std::atoll(burst.c_str())) delay = burst;
         Table table;
         table.comments.push_back(Conversion::origin(*zone));
         table.entries.set("key", toml_string(key_template(zone->args[0])));
@@ -76,7 +88,8 @@ void limit_requests(Conversion& conversion, const Scope& scope, Table& location)
         table.entries.set("burst", burst);
         table.entries.set("delay", delay);
         table.entries.set("status", std::to_string(status_in(scope, "limit_req_status")));
-        table.entries.set("zone_size", std::to_string(*bytes));
+        // portico's smallest zone keeps more keys than nginx's, never fewer.
+        table.entries.set("zone_size", std::to_string(std::max<unsigned long long>(*bytes, 65536)));
         // burst, delay and status are the limit's in portico, the
         // location's in nginx: every location using a zone must agree.
         auto existing = std::find_if(conversion.out.limits.begin(), conversion.out.limits.end(),
