@@ -61,6 +61,31 @@ TEST_CASE("convert: limit_req delay=N, a delay above the burst, a small zone", "
     CHECK(result.config_errors.empty());
 }
 
+TEST_CASE("convert: limit values portico could not load are refused, not written", "[convert]") {
+    Folder folder;
+    Result result = convert_http(folder,
+                                 "limit_req_zone $binary_remote_addr zone=a:1m rate=6r/m;\n"
+                                 "limit_req_zone $binary_remote_addr zone=b:1m rate=fast;\n"
+                                 "limit_conn_zone $binary_remote_addr zone=c:1m;\n"
+                                 "server { root www;\n"
+                                 " location /1/ { limit_req zone=a burst=x; root www; }\n"
+                                 " location /2/ { limit_req zone=a burst=2 delay=-1; root www; }\n"
+                                 " location /3/ { limit_req zone=b; root www; }\n"
+                                 " location /4/ { limit_conn c many; root www; }\n"
+                                 " location /5/ { limit_conn c 0; root www; }\n"
+                                 "}");
+    INFO(result.toml);
+    CHECK(result.refused("limit_req zone=a burst=x"));
+    CHECK(result.refused("limit_req zone=a burst=2 delay=-1"));
+    CHECK(result.refused("limit_req_zone $binary_remote_addr zone=b:1m rate=fast"));
+    CHECK(result.refused("limit_conn c many"));
+    CHECK(result.refused("limit_conn c 0"));
+    CHECK(result.refusals.size() == 5);
+    CHECK_FALSE(result.has("limit ="));
+    CHECK_FALSE(result.has("max_concurrent"));
+    CHECK(result.config_errors.empty());
+}
+
 TEST_CASE("convert: limit_conn_zone and limit_conn", "[convert]") {
     Folder folder;
     Result result = convert_http(folder,
