@@ -2,6 +2,8 @@
 // control": limit_req_zone / limit_req ([limit.NAME], limit = [...]),
 // limit_conn_zone / limit_conn (max_concurrent), allow / deny, auth_basic.
 #include <algorithm>
+#include <cctype>
+#include <cstdlib>
 
 #include "config/address_range.hpp"
 #include "convert/conversion.hpp"
@@ -37,6 +39,19 @@ const Directive* zone_named(Conversion& conversion, const std::string& kind,
     return nullptr;
 }
 
+// Digits only, and few enough for an int: what nginx's ngx_atoi takes.
+bool is_number(const std::string& text) {
+    return !text.empty() && text.size() <= 9 &&
+           std::all_of(text.begin(), text.end(), [](unsigned char c) { return std::isdigit(c); });
+}
+
+// nginx's rate: N r/s or N r/m, N above 0.
+bool is_rate(const std::string& rate) {
+    if (!rate.ends_with("r/s") && !rate.ends_with("r/m")) return false;
+    std::string count = rate.substr(0, rate.size() - 3);
+    return is_number(count) && std::atoll(count.c_str()) > 0;
+}
+
 int status_in(const Scope& scope, const std::string& name) {
     const Directive* status = last_in(scope, name);
     if (!status || status->args.size() != 1) return 503;  // nginx's default
@@ -57,8 +72,8 @@ void limit_requests(Conversion& conversion, const Scope& scope, Table& location)
         std::string size = option(*zone, "zone").substr(name.size() + 1);
         std::string rate = option(*zone, "rate");
         std::optional<unsigned long long> bytes = nginx_size(size);
-        if (zone->args.empty() || !bytes || rate.empty()) {
-            conversion.refuse(*zone, "expects a key, zone=NAME:SIZE and rate=");
+        if (zone->args.empty() || !bytes || !is_rate(rate)) {
+            conversion.refuse(*zone, "expects a key, zone=NAME:SIZE and rate=Nr/s or Nr/m");
             continue;
         }
         if (std::string why = template_refusal(key_template(zone->args[0])); !why.empty()) {
@@ -69,6 +84,13 @@ void limit_requests(Conversion& conversion, const Scope& scope, Table& location)
         if (burst.empty()) burst = "0";
         std::string delay = has_flag(*directive, "nodelay") ? burst : option(*directive, "delay");
         if (delay.empty()) delay = "0";
+        if (!is_number(burst) || !is_number(delay)) {
+            conversion.refuse(*directive, "burst= and delay= take a number");
+            continue;
+        }
+        // nginx passes the whole burst at once when delay is above it;
+        // portico calls that a config error.
+        if (std::atoll(delay.c_str()) > std::atoll(burst.c_str())) delay = burst;
         Table table;
         table.comments.push_back(Conversion::origin(*zone));
         table.entries.set("key", toml_string(key_template(zone->args[0])));
@@ -76,7 +98,8 @@ void limit_requests(Conversion& conversion, const Scope& scope, Table& location)
         table.entries.set("burst", burst);
         table.entries.set("delay", delay);
         table.entries.set("status", std::to_string(status_in(scope, "limit_req_status")));
-        table.entries.set("zone_size", std::to_string(*bytes));
+        // portico's smallest zone keeps more keys than nginx's, never fewer.
+        table.entries.set("zone_size", std::to_string(std::max<unsigned long long>(*bytes, 65536)));
         // burst, delay and status are the limit's in portico, the
         // location's in nginx: every location using a zone must agree.
         auto existing = std::find_if(conversion.out.limits.begin(), conversion.out.limits.end(),
@@ -101,8 +124,9 @@ void limit_connections(Conversion& conversion, const Scope& scope, Table& locati
     const Directive& directive = *found->second.front();
     if (found->second.size() > 1)
         conversion.refuse(*found->second[1], "portico has one max_concurrent per location");
-    if (directive.args.size() != 2)
-        return conversion.refuse(directive, "expects a zone and a count");
+    if (directive.args.size() != 2 || !is_number(directive.args[1]) ||
+        std::atoll(directive.args[1].c_str()) < 1)
+        return conversion.refuse(directive, "expects a zone and a count of 1 or more");
     const Directive* zone = zone_named(conversion, "limit_conn_zone", directive.args[0]);
     if (!zone || zone->args.empty())
         return conversion.refuse(directive, "no limit_conn_zone " + directive.args[0]);

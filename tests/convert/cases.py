@@ -15,7 +15,8 @@ from scenario import MTIME, Request, write_files  # noqa: E402
 
 RESPONSE_HEADERS = ["content-type", "cache-control", "content-encoding", "content-range",
                     "x-frame-options", "x-content-type-options", "strict-transport-security",
-                    "x-powered-by", "expires?", "upgrade", "sec-websocket-accept", "x-served-by"]
+                    "x-powered-by", "expires?", "upgrade", "sec-websocket-accept", "x-served-by",
+                    "www-authenticate"]
 ECHO_HEADERS = ["host", "x-real-ip", "x-forwarded-for", "x-forwarded-proto", "x-forwarded-host",
                 "x-forwarded-port", "upgrade", "accept-encoding"]
 
@@ -94,6 +95,7 @@ class Case:
     instance_varies: bool = False
     # (method, target, host): why portico answers otherwise, by the spec
     known: dict = field(default_factory=dict)
+    files: dict = field(default_factory=dict)  # each server's folder: relative path -> text
 
     @property
     def requests(self):
@@ -130,5 +132,12 @@ CASES = {
                             extra=[get("/images/a.png"), get("/files/logo.SVG"),
                                    get("/exact"), get("/exact/more")]),
     "named_fallback": Case(upstreams={"app": "tcp"}, extra=[get("/public/robots.txt")]),
+    "limits_access": Case(
+        files={"htpasswd": "admin:$apr1$portico1$hmtXAViM6.lVaeASBCzXo/\n"},  # admin:secret
+        extra=[get("/public/robots.txt"), get("/internal/robots.txt"),
+               get("/docs/"), get("/docs/", headers=[("Authorization", "Basic YWRtaW46c2VjcmV0")]),
+               get("/docs/", headers=[("Authorization", "Basic YWRtaW46d3Jvbmc=")]),
+               get("/limited/robots.txt"), get("/limited/robots.txt"),
+               get("/limited/robots.txt"), get("/limited/favicon.ico")]),
     "refusals": Case(refusals=["proxy_cache_path", "proxy_cache", "if", "map", "sub_filter"]),
 }

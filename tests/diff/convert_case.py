@@ -2,8 +2,8 @@
 nginx config as nginx runs it, and as portico runs what `portico convert`
 made of it. The .conf is a whole nginx.conf whose @TOKENS@ the harness
 fills for each server (its own folder and port, the shared www and app);
-tests/convert/cases.py says which app instances, files, requests and
-refusals a case has. The scenario interface is diff_test.py's (UPSTREAMS,
+tests/convert/cases.py says which app instances, files (the shared www's,
+each server folder's), requests and refusals a case has. The scenario interface is diff_test.py's (UPSTREAMS,
 make_www, REQUESTS, RESPONSE_HEADERS, ECHO_HEADERS, nginx(), portico())."""
 import os
 import re
@@ -79,12 +79,18 @@ class ConvertScenario:
     def make_www(self, www):
         cases.make_www(www)
 
+    def write_files(self, context):
+        for relative, text in self.case.files.items():
+            (context.folder / relative).write_text(text)
+
     def nginx(self, context):
+        self.write_files(context)
         return render(self.template, context, self.tls_port_for())
 
     def portico(self, context):
         """The converted config; the converter's refusals must be the
         case's, no more, no fewer."""
+        self.write_files(context)
         source = context.folder / "nginx.conf"
         source.write_text(render(self.template, context, self.tls_port_for()))
         done = subprocess.run([self.portico_binary, "convert", str(source)],
