@@ -7,8 +7,6 @@
 #include <string>
 #include <string_view>
 
-#include "router/path.hpp"
-
 namespace portico::http {
 
 // Calls `append(piece)` with runs of the path that stand as they are and
@@ -34,12 +32,5 @@ void encode_path(std::string_view path, Append&& append) {
 inline void append_encoded_path(std::string& out, std::string_view path) {
     encode_path(path, [&out](std::string_view piece) { out.append(piece); });
 }
-
-// A path a rule made (a rewrite's result, an error page's URI) as the
-// request's normalized path, in `out`: dot segments resolved, nothing
-// decoded again (its captures come from the decoded path: "%2e%2e" in one
-// stays that text, as in nginx). `scratch` is reused.
-router::NormalizedPath normalize_rule_path(std::string_view path, std::string& scratch,
-                                           std::string& out);
 
 }  // namespace portico::http

@@ -6,7 +6,7 @@
 #include "http/status.hpp"
 #include "http/template_expand.hpp"
 #include "http/header_text.hpp"
-#include "http/path_encoding.hpp"
+#include "rules/rule_path.hpp"
 
 namespace portico::rules {
 
@@ -99,7 +99,7 @@ void ErrorPages::serve(const config::Template& uri, int status, http::Exchange& 
     http::Exchange& page = status_filter_->wrap(client);
     serving_ = true;
     router::NormalizedPath normalized =
-        http::normalize_rule_path(path, scratch_, request.normalized_path);
+        normalize_rule_path(path, scratch_, request.normalized_path);
     request.path_had_encoded_slash = normalized.had_encoded_slash;
     int location = -1;
     if (normalized.error != router::PathError::none) {

@@ -5,7 +5,7 @@
 #include "http/redirect_response.hpp"
 #include "http/status.hpp"
 #include "http/template_expand.hpp"
-#include "http/path_encoding.hpp"
+#include "rules/rule_path.hpp"
 
 namespace portico::rules {
 
@@ -54,7 +54,7 @@ http::StepResult RewriteStep::apply(const config::RewriteRule& rule, http::Reque
     // Built aside: request.query may view rewritten_query (a second rewrite).
     query_after_rewrite(own, question != std::string::npos, request.query, query_);
     router::NormalizedPath normalized =
-        http::normalize_rule_path(path, scratch_, request.normalized_path);
+        normalize_rule_path(path, scratch_, request.normalized_path);
     if (normalized.error != router::PathError::none) [[unlikely]] {
         // A "to" without a leading '/' is the config's fault (500); a
         // climb above "/" ("/..") the client's.
