@@ -1,9 +1,6 @@
 #include "acme/board.hpp"
 
-#include <sys/mman.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <cstring>
 #include <memory>
 #include <new>
@@ -83,23 +80,17 @@ struct Board::Region {
 
 std::unique_ptr<Board> Board::create(size_t sites, std::string& error) {
     size_t bytes = sizeof(Region) + sites * (sizeof(Region::Certificate) + sizeof(Region::State));
-    void* memory =
-        ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    if (memory == MAP_FAILED) {
-        error = std::strerror(errno);
-        return nullptr;
-    }
-    auto* region = new (memory) Region();
+    std::unique_ptr<core::SharedMemory> memory = core::SharedMemory::map(bytes, error);
+    if (!memory) return nullptr;
+    auto* region = new (memory->data()) Region();
     for (size_t site = 0; site < sites; ++site) {
         new (region->certificates() + site) Region::Certificate();
         new (region->states(sites) + site) Region::State();
     }
-    return std::unique_ptr<Board>(new Board(region, bytes, sites));
+    return std::unique_ptr<Board>(new Board(std::move(memory), region, sites));
 }
 
-Board::~Board() {
-    ::munmap(region_, bytes_);
-}
+Board::~Board() = default;
 
 void Board::publish_certificate(size_t site, std::string_view chain, std::string_view key) {
     Region::Certificate& slot = region_->certificates()[site];

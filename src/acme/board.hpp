@@ -17,6 +17,7 @@
 #include <string>
 #include <string_view>
 
+#include "core/shared_memory.hpp"
 #include "tls/certificate_feed.hpp"
 
 namespace portico::acme {
@@ -69,10 +70,10 @@ public:
 
 private:
     struct Region;
-    Board(Region* region, size_t bytes, size_t sites)
-        : region_(region), bytes_(bytes), sites_(sites) {}
+    Board(std::unique_ptr<core::SharedMemory> memory, Region* region, size_t sites)
+        : memory_(std::move(memory)), region_(region), sites_(sites) {}
+    std::unique_ptr<core::SharedMemory> memory_;  // mapped before the fork: the workers share it
     Region* region_;
-    size_t bytes_;
     size_t sites_;
 };
 
