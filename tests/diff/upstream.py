@@ -63,6 +63,12 @@ class EchoHandler(http.server.BaseHTTPRequestHandler):
 
     def answer(self, status, body, content_type, extra=()):
         self.send_response(status)
+        if self.close_connection:
+            # Said, as Node says it: without it nginx keeps an HTTP/1.1
+            # answer's connection (its proxy_http_version 1.0 sends
+            # "Connection: close", but it reads the answer's), and a POST
+            # that finds the connection closed under it is a 502, not retried.
+            self.send_header("Connection", "close")
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(body)))
         for name, value in extra:
