@@ -19,6 +19,8 @@ for it, nothing else. `main.cpp` composes everything and is not checked.
               also on tls: an upstream's connection can be TLS)
     rules     redirect, rewrite and error pages: steps and a filter
     access    limits and access control: admission checks, shared tables
+    cache     the response cache: RFC 9111's policy, the shared store,
+              its steps and filter
     acme      certificates from an ACME CA: the client (run in its own
               process), the board it shares with the workers, HTTP-01
     worker    composes the rest: sites, handlers, filters, pools
@@ -50,9 +52,10 @@ BELOW = {
     "proxy": ["core", "config", "transport", "tls", "metrics", "http"],
     "rules": ["core", "config", "metrics", "router", "http"],
     "access": ["core", "config", "metrics", "http"],
+    "cache": ["core", "config", "metrics", "http"],
     "acme": ["core", "config", "transport", "tls", "metrics", "http"],
     "worker": ["core", "config", "transport", "tls", "metrics", "router", "http", "http1", "http2",
-               "compress", "static", "proxy", "rules", "access", "acme"],
+               "compress", "static", "proxy", "rules", "access", "cache", "acme"],
     "convert": ["core", "config"],
     "cli": ["core", "config", "metrics", "convert"],
 }
