@@ -76,13 +76,14 @@ TEST_CASE("static: tcp_nopush sends a file's head with its first bytes, and unco
     CHECK(segments_of_response(client, "/corked/f.bin", file) == 1);
 
     // The cork is off after each response: corked, an unfilled segment waits
-    // up to 200 ms for more, so ten responses would take 2 s.
+    // up to 200 ms for more, so ten responses would take 2 s (the bound
+    // leaves room for a busy machine).
     auto start = std::chrono::steady_clock::now();
     for (int i = 0; i < 5; ++i) {
         CHECK(segments_of_response(client, "/corked/f.bin", file) == 1);
         CHECK(segments_of_response(client, "/corked/small.txt", "from memory\n") == 1);
     }
-    CHECK(std::chrono::steady_clock::now() - start < std::chrono::milliseconds(1000));
+    CHECK(std::chrono::steady_clock::now() - start < std::chrono::milliseconds(1500));
     // And plain again on the same connection.
     CHECK(segments_of_response(client, "/plain/f.bin", file) == 2);
 }
