@@ -32,6 +32,15 @@ bool parse_rate(std::string_view text, uint64_t& rate_milli) {
     return false;
 }
 
+// A token, as nginx's zone names are in practice: what a location's `limit`
+// list, the logs and the error messages quote as they are.
+bool is_limit_name(std::string_view name) {
+    return !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+               c == '_' || c == '-';
+    });
+}
+
 // nginx's limit_req_status and limit_conn_status take 400 to 599.
 void read_refusal_status(TableReader& reader, int& status) {
     int64_t value = status;
@@ -100,6 +109,13 @@ void read_limit_zones(const toml::node& node, LoadContext& context,
     if (!table) return;
     for (const auto& [key, value] : entries_in_file_order(*table)) {
         std::string name(key->str());
+        if (!is_limit_name(name)) {
+            context.diagnostics.error(key->source(),
+                                      "limit: \"" + name +
+                                          "\" is not a limit's name: letters, digits, '_' and "
+                                          "'-' only (a location's limit = [...] names it)");
+            continue;
+        }
         const toml::table* limit_table = value->as_table();
         if (!limit_table) {
             context.diagnostics.error(key->source(), "limit." + name + ": expected a table [limit." +

@@ -260,9 +260,11 @@ std::string translate_proxy(Conversion& conversion, const Directive& pass, const
     }
     if (!plan.host_set) {
         // nginx sends $proxy_host. portico's preserve_host = false sends the
-        // same for an inline http://host:port; for a named upstream it sends
-        // the server's address, where nginx sends the upstream's name.
-        bool same = target.upstream.empty() && target.url == "http://" + target.proxy_host;
+        // same for an inline http://host:port and for an upstream block's
+        // name; not for an upstream generated from an address or a socket,
+        // whose name is not what nginx sends.
+        bool same = target.upstream.empty() ? target.url == "http://" + target.proxy_host
+                                            : target.upstream == target.proxy_host;
         if (same)
             location.entries.set("preserve_host", "false");
         else

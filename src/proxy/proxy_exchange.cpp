@@ -79,7 +79,7 @@ void ProxyExchange::attempt() {
     if (head_block_ == nullptr) head_block_ = buffers_.acquire();
     http::ResponseHead head(head_block_, buffers_.block_size());
     write_upstream_request_head(head, exchange_->request(), exchange_->client_address(), rules_,
-                                server_->host_header(), websocket_,
+                                upstream_.host_header(*server_), websocket_,
                                 upstream_.config().keepalive > 0);
     if (head.overflowed()) {
         log::error("request head for {} too large to forward", exchange_->request().target);

@@ -56,7 +56,12 @@ std::string host_of(const config::SocketAddress& entry) {
 
 Upstream::Upstream(core::IoPoller& poller, const config::UpstreamConfig& config, size_t index,
                    metrics::WorkerCounters& counters, const tls::UpstreamTls* tls)
-    : loop_(poller.loop()), config_(config), index_(index), counters_(counters), tls_(tls) {
+    : loop_(poller.loop()),
+      config_(config),
+      inline_(config.name.starts_with("http://") || config.name.starts_with("https://")),
+      index_(index),
+      counters_(counters),
+      tls_(tls) {
     bool names_to_resolve = false;
     for (size_t entry = 0; entry < config.servers.size(); ++entry) {
         const config::SocketAddress& server = config.servers[entry];

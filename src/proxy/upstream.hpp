@@ -27,8 +27,8 @@ namespace portico::proxy {
 class ServerResolver;
 
 struct UpstreamServer {
-    // The `servers` entry it comes from. Its text is the Host header when
-    // preserve_host is off, and its counters are the entry's: the addresses
+    // The `servers` entry it comes from. Its text is an inline upstream's
+    // Host header (Upstream::host_header), and its counters are the entry's: the addresses
     // a name resolves to come and go, while the shared counters' directory
     // is fixed at load (see metrics/shared_counters.hpp).
     const config::SocketAddress* entry = nullptr;
@@ -61,11 +61,6 @@ struct UpstreamServer {
     // servers = ["unix:/path"]: connected to at the entry's own address
     // (`address` has no room for a sockaddr_un, and the entry never resolves).
     bool on_unix_socket() const { return entry->storage.ss_family == AF_UNIX; }
-    // The Host header when the client's is not sent: the entry as written,
-    // or "localhost" for a Unix socket, as nginx sends.
-    std::string_view host_header() const {
-        return on_unix_socket() ? std::string_view("localhost") : std::string_view(entry->text);
-    }
 };
 
 // The servers one request has tried, in a fixed array: no allocation per
@@ -119,6 +114,12 @@ public:
 
     const config::UpstreamConfig& config() const { return config_; }
     size_t index() const { return index_; }
+    // The Host header when the client's is not sent (preserve_host = false,
+    // or a request without one), as nginx's $proxy_host: a named upstream's
+    // name; for an inline `proxy = "http://host:port"`, its host:port.
+    std::string_view host_header(const UpstreamServer& server) const {
+        return inline_ ? std::string_view(server.entry->text) : std::string_view(config_.name);
+    }
     metrics::WorkerCounters& counters() { return counters_; }
 
     // The server for a new request, by the configured balance, skipping
@@ -185,6 +186,8 @@ private:
 
     uv_loop_t* loop_;
     const config::UpstreamConfig& config_;
+    // An inline upstream is named by its URL (config::UpstreamConfig::name).
+    const bool inline_;
     size_t index_;
     metrics::WorkerCounters& counters_;
     const tls::UpstreamTls* tls_;

@@ -224,6 +224,7 @@ int Master::run() {
     acme_board_ = make_acme_board(*config_);
     if (config_->acme && !acme_board_) return 1;
     if (!load_tls(*config_, acme_board_.get(), tls_, upstream_tls_)) return 1;
+    file_certificates_ = tls::read_file_certificates(*config_);
     if (!open_sockets(*config_) || !open_metrics(*config_)) return 1;
     prepare_for_workers(*config_);
     slots_.assign(config_->server.workers, {});
@@ -231,9 +232,8 @@ int Master::run() {
     restart_acme_process();
     ready_pending_ = true;
 
-    metrics::AdminContext admin{
-        *counters_, snapshots_, [this] { return workers_accepting(); },
-        [this] { return acme_board_ ? acme::stats_json(*config_, *acme_board_) : std::string(); }};
+    metrics::AdminContext admin{*counters_, snapshots_, [this] { return workers_accepting(); },
+                                [this] { return certificate_stats(); }};
     std::vector<pollfd> pfds;
     while (!done_) {
         // poll(2) skips an entry whose fd is -1 (no [metrics], or its
@@ -392,6 +392,12 @@ void Master::restart_acme_process() {
 
 // The sites with `acme = true` are fed their certificates by the board, which
 // the master made before and the workers inherit.
+std::string Master::certificate_stats() const {
+    std::string acme = acme_board_ ? acme::stats_json(*config_, *acme_board_) : "";
+    std::string files = tls::file_certificates_json(file_certificates_, std::time(nullptr));
+    return acme + (!acme.empty() && !files.empty() ? "," : "") + files;
+}
+
 bool Master::load_tls(const config::Config& config, const acme::Board* acme_board,
                       std::unique_ptr<tls::ServerTls>& out,
                       std::unique_ptr<tls::UpstreamTlsSet>& upstream_out) {
@@ -474,6 +480,7 @@ void Master::reload() {
     limits_ = std::move(next_limits);
     upstream_tls_ = std::move(next_upstream_tls);
     acme_board_ = std::move(next_board);
+    file_certificates_ = tls::read_file_certificates(*config_);
     open_error_log(config_->log, "master");
     prepare_for_workers(*config_);
     ++generation_;

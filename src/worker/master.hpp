@@ -19,6 +19,7 @@
 #include "worker/admin_endpoint.hpp"
 #include "metrics/saved_snapshots.hpp"
 #include "metrics/shared_counters.hpp"
+#include "tls/certificate_expiry.hpp"
 #include "tls/server_tls.hpp"
 #include "tls/ticket_keys.hpp"
 #include "tls/upstream_tls.hpp"
@@ -64,6 +65,9 @@ private:
                   std::unique_ptr<tls::UpstreamTlsSet>& upstream_out);
     void rotate_ticket_keys_when_due();
     bool open_metrics(const config::Config& config);
+    // /stats' certificate members: "\"acme\":{...}" and "\"tls\":{...}" (the
+    // file certificates), each when there is one, joined by a comma.
+    std::string certificate_stats() const;
     // A board for `config`'s sites when it has [acme] (else nullptr).
     std::unique_ptr<acme::Board> make_acme_board(const config::Config& config);
     // Stops the ACME process of the previous config and starts config_'s.
@@ -111,6 +115,7 @@ private:
     int64_t acme_restart_at_ms_ = -1;      // after the ACME process died
     std::unique_ptr<tls::ServerTls> tls_;  // of config_, when it has [tls]
     std::unique_ptr<tls::UpstreamTlsSet> upstream_tls_;  // of config_
+    std::vector<tls::FileCertificate> file_certificates_;  // of config_, for /stats
     AdminEndpoint metrics_;
     // Here, not in the endpoint, so a reload that moves the listener keeps them.
     metrics::SavedSnapshots snapshots_;

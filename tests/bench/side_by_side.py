@@ -5,7 +5,9 @@
       A, B        portico | portico=PATH | nginx | h2o | haproxy, where PATH is another
                   portico binary, or a config template (ending in .toml, .conf or .cfg)
                   in place of the harness's own for that server (nginx=my-nginx.conf)
-      --scenario  static, proxy, proxy-noka, compress-1, compress-6 (default static)
+      --scenario  static, proxy, proxy-noka, compress-1, compress-6 (default static), or
+                  proxy-tls: proxy with the upstream over TLS (portico and nginx only; each
+                  proxy has its own tests/bench/https_app.js, which counts its handshakes)
       --url       the URL loaded (default /index.html)
       --load      wrkN (wrk -t1 -cN -d SECONDS, keep-alive) or abN (ab -c N -n REQUESTS,
                   a new connection per request); default wrk100
@@ -45,11 +47,14 @@ running. Files and logs go to a temp dir that is removed at the end.
 """
 import argparse
 import http.client
+import json
 import os
 import platform
 import re
 import shutil
 import signal
+import socket
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -61,6 +66,7 @@ sys.path.insert(0, os.path.join(HERE, "lib"))
 import bench  # noqa: E402  (the harness's config templates and assets)
 
 PORTS, APP_PORT = (18181, 18182), 13300
+TLS_APP_PORTS = (13301, 13302)  # proxy-tls: A's and B's own HTTPS upstream
 SERVER_CPU, CLIENT_CPU = "1", "0"
 NGINX_BROTLI = "/usr/lib/nginx/modules/ngx_http_brotli_filter_module.so"
 
@@ -70,6 +76,8 @@ def config_and_tags(scenario):
     if scenario.startswith("compress-"):
         return "compress", {"compress", "keepalive", "cleartext"} | (
             {"brotli"} if os.path.exists(NGINX_BROTLI) else set())
+    if scenario == "proxy-tls":
+        return scenario, {"proxy", "keepalive", "cleartext"}
     return scenario, {"static": {"static", "keepalive"}, "proxy": {"proxy", "keepalive"},
                       "proxy-noka": {"proxy", "nokeepalive"}}[scenario] | {"cleartext"}
 
@@ -87,6 +95,43 @@ def response_bytes(port, url, encoding):
     size = len(response.read())  # de-chunked, as encoded
     connection.close()
     return response.status, size
+
+
+def make_upstream_certificate(run):
+    """proxy-tls: a CA and an ECDSA P-256 leaf for app.test signed by it, as
+    upstream_tls_cost.sh makes them: RUN/ca.pem, RUN/app.pem, RUN/app.key."""
+    for command in (
+            ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+             "-keyout", "ca.key", "-out", "ca.pem", "-subj", "/CN=bench-ca", "-days", "2",
+             "-addext", "basicConstraints=critical,CA:TRUE"],
+            ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+             "-keyout", "app.key", "-out", "app.pem", "-subj", "/CN=app.test", "-days", "2",
+             "-CA", "ca.pem", "-CAkey", "ca.key", "-addext", "subjectAltName=DNS:app.test"]):
+        subprocess.run(command, cwd=run, capture_output=True, check=True)
+
+
+def upstream_handshakes(port, ca):
+    """proxy-tls: what an https_app.js counted: {"full", "resumed", "requests"}."""
+    context = ssl.create_default_context(cafile=ca)
+    context.check_hostname = False  # the leaf names app.test, reached here as 127.0.0.1
+    connection = http.client.HTTPSConnection("127.0.0.1", port, timeout=10, context=context)
+    connection.request("GET", "/_handshakes")
+    counts = json.loads(connection.getresponse().read())
+    connection.close()
+    return counts
+
+
+def wait_for_port(port, seconds=15):
+    """Until something accepts on 127.0.0.1:PORT (a Node app starts slowly on a busy machine)."""
+    end = time.monotonic() + seconds
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            if time.monotonic() > end:
+                raise
+            time.sleep(0.1)
 
 
 def machine_busy_seconds():
@@ -144,13 +189,16 @@ def main():
         for d in ("nginx-body", "nginx-proxy", "nginx-fastcgi", "nginx-uwsgi", "nginx-scgi"):
             os.makedirs(os.path.join(own, d))
         values = dict(PORT=str(port), APP_PORT=str(APP_PORT), WWW=os.path.join(ROOT, "www"), RUN=own,
-                      ASSETS=assets, LEVEL=level, TLS_PORT="0", CERT="", KEY="", CERTKEY="")
-        template = {"portico": f"portico-{base}.toml", "nginx": "nginx.conf", "h2o": "h2o.conf",
-                    "haproxy": "haproxy.cfg"}[name]
+                      ASSETS=assets, LEVEL=level, TLS_PORT="0", CERT="", KEY="", CERTKEY="",
+                      UPSTREAM_TLS_PORT=str(TLS_APP_PORTS[slot]), UPSTREAM_CA=os.path.join(run, "ca.pem"))
+        template = {"portico": f"portico-{base}.toml",
+                    "nginx": "nginx-proxy-tls.conf" if base == "proxy-tls" else "nginx.conf",
+                    "h2o": "h2o.conf", "haproxy": "haproxy.cfg"}[name]
         conf = os.path.join(own, template)
         own_template = path.endswith((".toml", ".conf", ".cfg"))
         bench.render_template(path if own_template else os.path.join(HERE, "conf", template), conf, tags, values)
-        binary = path if path and not own_template else os.path.join(ROOT, "build", "portico")
+        binary = path if path and not own_template else os.environ.get(
+            "PORTICO_BIN", os.path.join(ROOT, "build", "portico"))
         return start({"portico": [binary, "-c", conf],
                       "nginx": ["nginx", "-p", own + "/", "-c", conf, "-g", "daemon off;"],
                       "h2o": ["h2o", "-c", conf],
@@ -177,8 +225,18 @@ def main():
                      f"{figures['requests']} responses:\n{output}\n(logs: {run}/servers.log)")
         return figures, usage.ru_utime + usage.ru_stime
 
+    if base == "proxy-tls" and any(spec.partition("=")[0] not in ("portico", "nginx") for spec in o.servers):
+        sys.exit("proxy-tls: portico and nginx only (no h2o or haproxy template for a TLS upstream)")
+    upstream_ca = os.path.join(run, "ca.pem")
     try:
         start(["node", os.path.join(ROOT, "deploy", "demo-app", "server.js")], {"PORT": str(APP_PORT)})
+        if base == "proxy-tls":
+            make_upstream_certificate(run)
+            for port in TLS_APP_PORTS:
+                start(["node", os.path.join(HERE, "https_app.js")],
+                      {"PORT": str(port), "CERT": os.path.join(run, "app.pem"), "KEY": os.path.join(run, "app.key")})
+            for port in TLS_APP_PORTS:
+                wait_for_port(port)
         servers = [start_server(spec, port, slot) for slot, (spec, port) in enumerate(zip(o.servers, PORTS))]
         time.sleep(2)
         sizes = [response_bytes(port, o.url, o.encoding) for port in PORTS]
@@ -190,6 +248,10 @@ def main():
                            [f"http://127.0.0.1:{port}{o.url}"], capture_output=True, check=True)
         print(f"{machine()}; {o.scenario} {o.url} {o.load}{' ' + o.encoding if o.encoding else ''}: "
               f"A = {o.servers[0]}, B = {o.servers[1]}", flush=True)
+        with open("/proc/loadavg") as f:
+            print(f"load average before the rounds: {' '.join(f.read().split()[:3])}", flush=True)
+        if base == "proxy-tls":
+            warm = [upstream_handshakes(port, upstream_ca) for port in TLS_APP_PORTS]
         ratios, with_client, whole, rounds_with_errors, uneven_rounds = [], [], [], [], []
         for number in range(1, o.rounds + 1):
             cost, client_cost, machine_cost, done, errors, rate = ([None] * 2 for _ in range(6))
@@ -225,6 +287,21 @@ def main():
                 f", A/B {ratios[-1]:.3f}, with clients {with_client[-1]:.3f}" +
                 (f", machine {whole[-1]:.3f}" if o.apart else ""), flush=True)
         print(f"response bytes: A {sizes[0][1]:,}, B {sizes[1][1]:,}")
+        with open("/proc/loadavg") as f:
+            print(f"load average after the rounds: {' '.join(f.read().split()[:3])}")
+        if base == "proxy-tls":
+            for label, port, before in zip("AB", TLS_APP_PORTS, warm):
+                after = upstream_handshakes(port, upstream_ca)
+                # Each reading is a new connection of ours, a full handshake the app
+                # counts: one in the rounds' difference, two in all.
+                after["full"] -= 2
+                before["full"] -= 1
+                shakes = {k: after[k] - before[k] for k in ("full", "resumed", "requests")}
+                print(f"upstream TLS handshakes, {label}: in the rounds {shakes['full']} full + "
+                      f"{shakes['resumed']} resumed for {shakes['requests']:,} requests "
+                      f"({(shakes['full'] + shakes['resumed']) / max(1, shakes['requests']):.6f} per request); "
+                      f"in all, warm-up included, {after['full']} full + {after['resumed']} resumed "
+                      f"for {after['requests']:,}")
         summaries = [("CPU per response", ratios), ("CPU per response, server + its load tool", with_client)]
         if o.apart:
             summaries.append(("the machine's busy CPU per response, one server loaded at a time", whole))

@@ -3,9 +3,12 @@
 // static location and a proxied one in front of a small node:http app.
 //
 // Checks that the charts have data points, that every number the page
-// takes from /stats matches /stats, that the compare view shows two
-// snapshots as /stats/compare has them, and that the page loads nothing
-// from outside the metrics listener. Screenshots go to the output folder.
+// takes from /stats matches /stats, that the certificates panel lists the
+// certificate file and two ACME sites (one reusing a stored certificate,
+// one whose CA cannot be reached) as /stats has them, that the compare
+// view shows two snapshots as /stats/compare has them, and that the page
+// loads nothing from outside the metrics listener. Screenshots go to the
+// output folder.
 //
 //   node dashboard_test.js --portico build/portico --out build/tests/browser-output
 //
@@ -70,10 +73,27 @@ function makeCertificate(dir) {
   return fs.readFileSync(path.join(dir, 'cert.pem'));
 }
 
+// The ACME storage with a stored certificate for stored.acme.test, valid
+// 40 days: the ACME process reuses it without asking the CA.
+function makeAcmeStorage(dir) {
+  const storage = path.join(dir, 'acme');
+  fs.mkdirSync(storage, { mode: 0o700 });
+  const made = spawnSync('openssl', ['req', '-x509', '-newkey', 'ec',
+    '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '40',
+    '-keyout', path.join(storage, 'stored.acme.test.key'),
+    '-out', path.join(storage, 'stored.acme.test.crt'),
+    '-subj', '/CN=stored.acme.test', '-addext', 'subjectAltName=DNS:stored.acme.test'],
+  { encoding: 'utf8' });
+  assert.equal(made.status, 0, `openssl req: ${made.stderr}`);
+  for (const file of fs.readdirSync(storage)) fs.chmodSync(path.join(storage, file), 0o600);
+  return storage;
+}
+
 function startPortico(binary, dir, appPort) {
   fs.mkdirSync(path.join(dir, 'www/static'), { recursive: true });
   fs.writeFileSync(path.join(dir, 'www/static/file.txt'), 'a file from disk\n'.repeat(64));
   const certificate = makeCertificate(dir);
+  const storage = makeAcmeStorage(dir);
   const config = path.join(dir, 'portico.toml');
   fs.writeFileSync(config, `
 [server]
@@ -102,6 +122,28 @@ root = "${path.join(dir, 'www')}"
 name = "app"
 prefix = "/"
 proxy = "app"
+
+# Nothing listens on port 1: new.acme.test's order fails (its last error),
+# stored.acme.test serves its stored certificate.
+[acme]
+directory = "https://127.0.0.1:1/directory"
+storage = "${storage}"
+
+[[site]]
+names = ["stored.acme.test"]
+acme = true
+
+[[site.location]]
+prefix = "/"
+respond = { status = 200, body = "stored\\n" }
+
+[[site]]
+names = ["new.acme.test"]
+acme = true
+
+[[site.location]]
+prefix = "/"
+respond = { status = 200, body = "new\\n" }
 `);
   const child = spawn(binary, ['-c', config], { stdio: ['ignore', 'ignore', 'pipe'] });
   started.add(child.pid);
@@ -341,7 +383,8 @@ async function checkLiveView(page, metricsPort, trafficPort, tls) {
   assert.equal(stats.totals.tls_handshake_time.count, 5);
   const { numbers } = await pageMatchingStats(page, metricsPort);
   const locations = new Set(numbers.map((n) => n.location).filter(Boolean));
-  assert.deepEqual([...locations].sort(), ['app', 'files']);
+  // The ACME sites' locations (no traffic) are listed too.
+  assert.deepEqual([...locations].sort(), ['app', 'files', 'new.acme.test/', 'stored.acme.test/']);
   assert.ok(numbers.some((n) => n.server !== undefined), 'no upstream server row');
   for (const stat of ['tls_handshakes.full', 'tls_handshakes.resumed', 'tls_handshakes.failed',
     'tls_handshake_time.p50', 'tls_handshake_time.p99']) {
@@ -373,6 +416,72 @@ async function checkLiveView(page, metricsPort, trafficPort, tls) {
   assert.equal(bars.reduce((a, b) => a + b, 0), app.proxy_overhead.count,
     'the histogram holds every proxied request');
   console.log('  charts have data points; the overhead histogram holds every proxied request');
+}
+
+// The certificates panel's rows: each one's name, source, whether it is
+// marked as expiring, the colour of its days left, and its cells by field.
+function certificateRows(page) {
+  return page.$$eval('#certificates tr[data-certificate]', (rows) => rows.map((row) => ({
+    name: row.dataset.certificate,
+    source: row.dataset.source,
+    expiring: row.classList.contains('expiring'),
+    colour: getComputedStyle(row.querySelector('[data-field="days_left"]')).color,
+    cells: Object.fromEntries([...row.querySelectorAll('[data-field]')].map(
+      (cell) => [cell.dataset.field, cell.textContent])),
+  })));
+}
+
+const utc = (seconds) =>
+  new Date(seconds * 1000).toISOString().slice(0, 16).replace('T', ' ') + ' UTC';
+
+async function checkCertificates(page, metricsPort) {
+  const stats = await waitFor('the failed ACME order in /stats', async () => {
+    const read = await getJson(metricsPort, '/stats');
+    const failed = read.acme?.certificates.find((c) => c.names[0] === 'new.acme.test');
+    return failed?.last_error && read;
+  });
+  await waitForFreshRead(page);
+  const rows = await certificateRows(page);
+  assert.deepEqual(rows.map((r) => `${r.name} ${r.source}`),
+    ['localhost file', 'stored.acme.test acme', 'new.acme.test acme']);
+  const [file, stored, failed] = rows;
+  const entryOf = (source, name) => (source === 'file' ? stats.tls : stats.acme).certificates
+    .find((c) => c.names[0] === name);
+  for (const row of [file, stored]) {
+    const entry = entryOf(row.source, row.name);
+    assert.ok(entry.not_after > Date.now() / 1000, JSON.stringify(entry));
+    assert.equal(row.cells.not_after, utc(entry.not_after), row.name);
+    // The page read /stats a moment apart from the test: a day may tick over.
+    const days = Math.floor(entry.expires_in_seconds / 86400);
+    const spelt = (n) => `${n} day${n === 1 ? '' : 's'}`;
+    assert.ok([spelt(days), spelt(days - 1)].includes(row.cells.days_left),
+      `${row.name}: ${row.cells.days_left} (/stats: ${entry.expires_in_seconds} s)`);
+    assert.equal(row.cells.last_error, '-');
+  }
+  // The file's certificate (2 days) is marked, in the warning colour; the stored one (40) is not.
+  assert.ok(file.expiring && !stored.expiring && !failed.expiring, JSON.stringify(rows));
+  assert.notEqual(file.colour, stored.colour);
+  assert.equal(stored.cells.next_attempt, utc(entryOf('acme', 'stored.acme.test').next_attempt));
+  assert.equal(failed.cells.not_after, 'none yet');
+  const failedEntry = entryOf('acme', 'new.acme.test');
+  assert.equal(failed.cells.last_error, failedEntry.last_error);
+  assert.ok(failed.cells.last_error.length > 0);
+
+  // A member the panel does not know (OCSP's, added later) gets a column of
+  // its own: the page's module renders /stats with one more member.
+  const more = await page.evaluate(async (read) => {
+    const { certificatesPanel } = await import('/certificates.js');
+    read.acme.certificates[0].ocsp_status = 'good';
+    const panel = certificatesPanel(read);
+    return {
+      headers: [...panel.querySelectorAll('th')].map((th) => th.textContent),
+      cells: [...panel.querySelectorAll('td[data-field="ocsp_status"]')].map((td) => td.textContent),
+    };
+  }, stats);
+  assert.ok(more.headers.includes('ocsp status'), JSON.stringify(more));
+  assert.deepEqual(more.cells, ['-', 'good', '-']);
+  console.log(`  the certificates panel lists ${rows.length} certificates as /stats has them ` +
+    `(last ACME error: ${failed.cells.last_error})`);
 }
 
 async function checkCompareView(page, metricsPort, trafficPort) {
@@ -478,6 +587,7 @@ async function main() {
     await page.goto(`${origin}/`);
     await page.waitForFunction(() => Number(document.body.dataset.reads ?? 0) >= 1);
     await checkLiveView(page, metricsPort, trafficPort, tls);
+    await checkCertificates(page, metricsPort);
     await page.screenshot({ path: path.join(out, 'dashboard-live.png'), fullPage: true });
     // Narrower, not isMobile, which would reload the page and lose its history.
     await page.setViewport({ width: 390, height: 844 });

@@ -35,8 +35,8 @@ TEST_CASE("an upstream on a Unix socket is proxied to and pooled", "[proxy-rules
         CHECK(response->status == 200);
         CHECK(response->body == "ok /r" + std::to_string(i) + "?q=1");
     }
-    // Its Host is "localhost", not the socket path (nginx sends the same).
-    CHECK(upstream.last_request().header("host") == "localhost");
+    // Its Host is the upstream's name, not the socket path (nginx sends the same).
+    CHECK(upstream.last_request().header("host") == "app");
     CHECK(upstream.last_request().header("x-forwarded-for") == "127.0.0.1");
 
     h2::Client h2client(portico.port());

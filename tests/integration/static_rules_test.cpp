@@ -419,8 +419,8 @@ TEST_CASE("try_files: @UPSTREAM sends the location's proxy options (nginx's name
     CHECK(proxied.body == "app");
     CHECK(proxied.header("x-powered-by").empty());
     ReceivedRequest received = upstream.last_request();
-    // preserve_host = false: the server's address, not the client's a.test.
-    CHECK(received.header("host") == upstream.address());
+    // preserve_host = false: the upstream's name, not the client's a.test.
+    CHECK(received.header("host") == "app");
     CHECK(received.header("x-from") == "/page");
     CHECK(received.header("x-forwarded-proto").empty());
 }

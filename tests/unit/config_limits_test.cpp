@@ -66,6 +66,18 @@ const BrokenConfig broken_limits[] = {
      LIMIT("key = \"$remote_addr\"\nrate = \"1r/s\"\n",
            "max_concurrent = { key = \"$nope\", count = 2 }\n"),
      "11:27", "unknown variable '$nope'"},
+    {"a limit name with a space",
+     "[server]\nlisten = [\"127.0.0.1:0\"]\n\n[limit.\"per ip\"]\nkey = \"$remote_addr\"\n"
+     "rate = \"1r/s\"\n",
+     "4:8", "limit: \"per ip\" is not a limit's name: letters, digits, '_' and '-' only"},
+    {"a limit name with a quote",
+     "[server]\nlisten = [\"127.0.0.1:0\"]\n\n[limit.'per\"ip']\nkey = \"$remote_addr\"\n"
+     "rate = \"1r/s\"\n",
+     "4:8", "limit: \"per\"ip\" is not a limit's name"},
+    {"an empty limit name",
+     "[server]\nlisten = [\"127.0.0.1:0\"]\n\n[limit.\"\"]\nkey = \"$remote_addr\"\n"
+     "rate = \"1r/s\"\n",
+     "4:8", "limit: \"\" is not a limit's name"},
 };
 
 }  // namespace
@@ -96,6 +108,19 @@ TEST_CASE("limits: a good config loads with nginx's units", "[config][limits]") 
     REQUIRE(location.max_concurrent);
     CHECK(location.max_concurrent->count == 3);
     CHECK(location.max_concurrent->status == 503);
+}
+
+TEST_CASE("limits: a name of letters, digits, '_' and '-' loads, quoted or not",
+          "[config][limits]") {
+    auto result = parse_config(
+        "[server]\nlisten = [\"127.0.0.1:0\"]\n[limit.Per-IP_2]\nkey = \"$remote_addr\"\n"
+        "rate = \"1r/s\"\n[limit.\"per-host\"]\nkey = \"$host\"\nrate = \"1r/s\"\n"
+        "[[location]]\nprefix = \"/\"\nroot = \"/\"\nlimit = [\"Per-IP_2\", \"per-host\"]\n",
+        fake_path);
+    INFO(portico::test::all_messages(result));
+    REQUIRE(result.config);
+    CHECK(result.config->limits.at(0).name == "Per-IP_2");
+    CHECK(result.config->limits.at(1).name == "per-host");
 }
 
 #undef LIMIT

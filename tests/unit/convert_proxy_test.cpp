@@ -27,7 +27,7 @@ TEST_CASE("convert: proxy_pass to an upstream, a host, a host with a path", "[co
     // nginx sends $proxy_host as Host: portico's preserve_host = false
     // where it sends the same text, a Host header where not.
     CHECK(
-        result.has("proxy = \"app\"\nproxy_headers = { Host = \"app\", X-Forwarded-For = "
+        result.has("proxy = \"app\"\npreserve_host = false\nproxy_headers = { X-Forwarded-For = "
                    "\"\", X-Forwarded-Proto = \"\", X-Forwarded-Host = \"\", X-Real-IP = \"\", "
                    "X-Request-ID = \"\" }\nwebsocket = false"));
     CHECK(result.has("proxy = \"http://127.0.0.1:4000\"\npreserve_host = false"));

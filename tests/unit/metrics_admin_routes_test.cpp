@@ -107,8 +107,9 @@ TEST_CASE("admin: the dashboard's files, typed, with a policy that keeps them lo
     CHECK(listener.answer("GET", "/dashboard.css").content_type == "text/css; charset=utf-8");
     CHECK(listener.answer("GET", "/favicon.svg").content_type == "image/svg+xml");
     // Everything the page names is served (it loads nothing from elsewhere).
-    for (const char* file : {"/dashboard.css", "/favicon.svg", "/main.js", "/charts.js",
-                             "/compare.js", "/dom.js", "/format.js", "/history.js", "/live.js"})
+    for (const char* file :
+         {"/dashboard.css", "/favicon.svg", "/main.js", "/charts.js", "/compare.js", "/dom.js",
+          "/format.js", "/history.js", "/live.js", "/certificates.js"})
         CHECK(listener.answer("GET", file).status == 200);
 }
 

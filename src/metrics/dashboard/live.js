@@ -1,6 +1,8 @@
 // The live view: totals, then per location its numbers (since the start or
 // the last reset, as /stats has them) and its charts (per second, from the
-// history), then the upstream pools and the workers. Redrawn on every read.
+// history), then the upstream pools, the certificates and the workers.
+// Redrawn on every read.
+import { certificatesPanel } from './certificates.js';
 import { histogramChart, lineChart } from './charts.js';
 import { el, table } from './dom.js';
 import { count, milliseconds, perSecond } from './format.js';
@@ -182,5 +184,6 @@ export function renderLive(stats, history, now) {
   const pools = stats.upstreams.map((entry) => upstream(entry, stats, history, span));
   document.getElementById('servers').replaceChildren(
     ...(pools.length ? pools : [el('p', { class: 'note' }, ['No upstreams configured.'])]));
+  document.getElementById('certificates').replaceChildren(certificatesPanel(stats));
   document.getElementById('workers').replaceChildren(workers(stats));
 }
