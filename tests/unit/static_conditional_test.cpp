@@ -10,11 +10,11 @@
 #include "core/http_date.hpp"
 #include "static/conditional.hpp"
 
+using portico::core::parse_http_date;
 using portico::staticfiles::if_range_holds;
 using portico::staticfiles::make_etag;
 using portico::staticfiles::none_match_fails;
 using portico::staticfiles::not_modified;
-using portico::staticfiles::parse_http_date;
 
 namespace {
 
