@@ -102,9 +102,9 @@ struct CacheControl {
 std::optional<CacheControl> parse_cache_control(std::string_view field);
 
 // Whether a response with this status may be stored at all, by explicit
-// freshness or by a `valid` entry: 200 to 599 but 206 (the cache
-// keeps whole objects) and 304 (it updates a stored response, it is not
-// one). The config loader refuses `valid` keys this rejects.
+// freshness or by `valid`'s "any": 200 to 599 but 206 (the cache keeps
+// whole objects) and 304 (it updates a stored response, it is not one).
+// The statuses `valid` may name one by one are the config loader's choice.
 bool status_may_be_stored(int status);
 
 // Whether and for how long the response may be stored. `now` is the
