@@ -48,7 +48,8 @@ void format_http_date(time_t when, char* out) {
 std::optional<time_t> parse_http_date(std::string_view text) {
     char copy[64];
     text = trim_spaces_and_tabs(text);
-    if (text.size() >= sizeof copy) return std::nullopt;
+    // An absent field is an empty view whose data may be null: no memcpy.
+    if (text.empty() || text.size() >= sizeof copy) return std::nullopt;
     std::memcpy(copy, text.data(), text.size());
     copy[text.size()] = '\0';
     // The process never calls setlocale, so %a and %b read English names.
