@@ -23,7 +23,12 @@ constexpr std::string_view inherited_names[] = {
     "proxy_buffering", "proxy_redirect", "proxy_cache_bypass", "sendfile", "tcp_nopush",
     "tcp_nodelay", "charset", "autoindex", "default_type", "server_tokens", "keepalive_requests",
     "limit_req", "limit_req_status", "limit_conn", "limit_conn_status", "allow", "deny",
-    "auth_basic", "auth_basic_user_file", "limit_req_log_level", "limit_conn_log_level"};
+    "auth_basic", "auth_basic_user_file", "limit_req_log_level", "limit_conn_log_level",
+    "proxy_cache", "proxy_cache_valid", "proxy_cache_key", "proxy_cache_lock",
+    "proxy_cache_lock_timeout", "proxy_cache_lock_age", "proxy_cache_use_stale",
+    "proxy_cache_background_update", "proxy_cache_methods", "proxy_cache_min_uses",
+    "proxy_cache_convert_head", "proxy_cache_revalidate", "proxy_cache_max_range_offset",
+    "proxy_cache_purge", "proxy_no_cache", "proxy_ignore_headers"};
 // clang-format on
 
 }  // namespace
@@ -47,6 +52,13 @@ Scope scope_of(const Scope& parent, const std::vector<Directive>& block) {
         scope[key].push_back(&directive);
     }
     return scope;
+}
+
+std::string named_option(const Directive& directive, const std::string& name) {
+    for (const std::string& arg : directive.args) {
+        if (arg.starts_with(name + "=")) return arg.substr(name.size() + 1);
+    }
+    return "";
 }
 
 const Directive* last_in(const Scope& scope, const std::string& name) {

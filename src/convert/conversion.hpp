@@ -24,6 +24,9 @@ bool is_inherited(const std::string& name);
 // `parent` with the inherited directives of `block` laid over it.
 Scope scope_of(const Scope& parent, const std::vector<Directive>& block);
 
+// "name=value" among a directive's arguments: the value, or "".
+std::string named_option(const Directive& directive, const std::string& name);
+
 // The last directive of `name` in force, or null.
 const Directive* last_in(const Scope& scope, const std::string& name);
 
@@ -46,6 +49,7 @@ public:
     std::vector<Listener> listeners;
     std::vector<std::string> certificates;      // [tls] certificates entries, rendered
     std::vector<const Directive*> limit_zones;  // limit_req_zone, limit_conn_zone
+    std::vector<const Directive*> cache_paths;  // proxy_cache_path not translated yet
 
     // FILE:LINE: directive: why (once per directive, however many
     // locations inherit it).
@@ -99,6 +103,19 @@ void translate_response_options(Conversion& conversion, const Scope& scope, bool
 // limit_req, limit_conn, allow/deny, auth_basic (translate_access.cpp),
 // to the keys of the spec's "Limits and access control".
 void translate_access(Conversion& conversion, const Scope& scope, Table& location);
+// proxy_cache_path as a [cache.NAME] zone (translate_cache.cpp), once:
+// where it is, or earlier for a location that names it.
+void translate_cache_path(Conversion& conversion, const Directive& path);
+// proxy_cache and its proxy_cache_* options, for a location with `proxy`:
+// its `cache` table.
+void translate_cache(Conversion& conversion, const Scope& scope, Table& location);
+// A try_files fallback to a named location that caches: nginx caches only
+// what that location proxies, portico's cache belongs to a location with
+// `proxy`: refused.
+void refuse_cache_in_fallback(Conversion& conversion, const Scope& named_scope);
+// add_header NAME $upstream_cache_status: the cache's status_header, not a
+// header of `headers`.
+bool shows_cache_status(const Directive& add_header);
 // The server-wide settings nginx allows at any level, as a location sees
 // them (client_max_body_size, keepalive_timeout, access_log...).
 void translate_globals(Conversion& conversion, const Scope& scope);

@@ -75,7 +75,6 @@ const char* dropped_reason(const std::string& name) {
         {"keepalive_requests", "portico's keepalive_requests applies"},
         {"proxy_redirect", "portico does not rewrite the upstream's Location"},
         {"log_not_found", "portico does not log missing files as errors"},
-        {"proxy_cache_bypass", "with no response cache there is nothing to bypass"},
         {"real_ip_recursive", "portico always walks X-Forwarded-For past trusted proxies"},
         {"gzip_vary", "portico always sends Vary: Accept-Encoding with compression"},
         {"gzip_buffers", "a tuning of nginx's buffers"},
@@ -99,14 +98,6 @@ const char* refused_reason(const std::string& name) {
         {"sub_filter_once", "portico does not edit response bodies"},
         {"sub_filter_types", "portico does not edit response bodies"},
         {"set", "portico has no user variables"},
-        {"proxy_cache", "the response cache is not built yet"},
-        {"proxy_cache_path", "the response cache is not built yet"},
-        {"proxy_cache_valid", "the response cache is not built yet"},
-        {"proxy_cache_key", "the response cache is not built yet"},
-        {"proxy_cache_use_stale", "the response cache is not built yet"},
-        {"proxy_cache_lock", "the response cache is not built yet"},
-        {"proxy_cache_methods", "the response cache is not built yet"},
-        {"proxy_no_cache", "the response cache is not built yet"},
         {"fastcgi_pass", "portico speaks HTTP to upstreams, not FastCGI"},
         {"uwsgi_pass", "portico speaks HTTP to upstreams, not uwsgi"},
         {"grpc_pass", "portico does not proxy gRPC"},
@@ -231,6 +222,8 @@ void translate_http(Conversion& conversion, const Directive& http) {
     for (const Directive& directive : http.block) {
         if (directive.name == "upstream") {
             if (directive.args.size() == 1) conversion.upstream_blocks.push_back(&directive);
+        } else if (directive.name == "proxy_cache_path") {
+            conversion.cache_paths.push_back(&directive);
         }
     }
     for (const Directive& directive : http.block) {
@@ -243,6 +236,8 @@ void translate_http(Conversion& conversion, const Directive& http) {
             translate_types(conversion, directive);
         } else if (name == "limit_req_zone" || name == "limit_conn_zone") {
             conversion.limit_zones.push_back(&directive);
+        } else if (name == "proxy_cache_path") {
+            translate_cache_path(conversion, directive);
         } else if (name == "log_format") {
             // Used by an access_log, which is refused there if it is not
             // portico's combined or json.

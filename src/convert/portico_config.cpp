@@ -71,6 +71,8 @@ std::string render(const PorticoConfig& config) {
         write_table(out, "[upstream." + toml_key(name) + "]", table, true);
     for (const auto& [name, table] : config.limits)
         write_table(out, "[limit." + toml_key(name) + "]", table, true);
+    for (const auto& [name, table] : config.caches)
+        write_table(out, "[cache." + toml_key(name) + "]", table, true);
     for (const SiteTable& site : config.sites) {
         write_table(out, "[[site]]", site.site, true);
         for (const Table& location : site.locations)

@@ -33,6 +33,7 @@ struct PorticoConfig {
     std::vector<std::pair<std::string, std::string>> mime;  // extension, type
     std::vector<std::pair<std::string, Table>> upstreams;   // in file order
     std::vector<std::pair<std::string, Table>> limits;      // [limit.NAME]
+    std::vector<std::pair<std::string, Table>> caches;      // [cache.NAME]
     std::vector<SiteTable> sites;
 
     Table* upstream(const std::string& name);

@@ -14,14 +14,6 @@ namespace portico::convert {
 
 namespace {
 
-// "name=value" among a directive's arguments, or "".
-std::string option(const Directive& directive, const std::string& name) {
-    for (const std::string& arg : directive.args) {
-        if (arg.starts_with(name + "=")) return arg.substr(name.size() + 1);
-    }
-    return "";
-}
-
 bool has_flag(const Directive& directive, const std::string& flag) {
     return std::find(directive.args.begin(), directive.args.end(), flag) != directive.args.end();
 }
@@ -34,7 +26,7 @@ std::string key_template(const std::string& key) {
 const Directive* zone_named(Conversion& conversion, const std::string& kind,
                             const std::string& name) {
     for (const Directive* zone : conversion.limit_zones) {
-        if (zone->name == kind && option(*zone, "zone").starts_with(name + ":")) return zone;
+        if (zone->name == kind && named_option(*zone, "zone").starts_with(name + ":")) return zone;
     }
     return nullptr;
 }
@@ -63,14 +55,14 @@ void limit_requests(Conversion& conversion, const Scope& scope, Table& location)
     if (found == scope.end() || found->second.empty()) return;
     std::vector<std::string> names;
     for (const Directive* directive : found->second) {
-        std::string name = option(*directive, "zone");
+        std::string name = named_option(*directive, "zone");
         const Directive* zone = zone_named(conversion, "limit_req_zone", name);
         if (!zone) {
             conversion.refuse(*directive, "no limit_req_zone " + name);
             continue;
         }
-        std::string size = option(*zone, "zone").substr(name.size() + 1);
-        std::string rate = option(*zone, "rate");
+        std::string size = named_option(*zone, "zone").substr(name.size() + 1);
+        std::string rate = named_option(*zone, "rate");
         std::optional<unsigned long long> bytes = nginx_size(size);
         if (zone->args.empty() || !bytes || !is_rate(rate)) {
             conversion.refuse(*zone, "expects a key, zone=NAME:SIZE and rate=Nr/s or Nr/m");
@@ -80,9 +72,10 @@ void limit_requests(Conversion& conversion, const Scope& scope, Table& location)
             conversion.refuse(*zone, why);
             continue;
         }
-        std::string burst = option(*directive, "burst");
+        std::string burst = named_option(*directive, "burst");
         if (burst.empty()) burst = "0";
-        std::string delay = has_flag(*directive, "nodelay") ? burst : option(*directive, "delay");
+        std::string delay =
+            has_flag(*directive, "nodelay") ? burst : named_option(*directive, "delay");
         if (delay.empty()) delay = "0";
         if (!is_number(burst) || !is_number(delay)) {
             conversion.refuse(*directive, "burst= and delay= take a number");

@@ -190,6 +190,7 @@ void translate_try_files(Conversion& conversion, const Directive& try_files,
             return conversion.refuse(
                 try_files, "the location " + last + " must hold a proxy_pass to translate");
         Scope named_scope = scope_of(server_scope, (*found)->block);
+        refuse_cache_in_fallback(conversion, named_scope);
         conversion.note(location, **found, "the named location's proxy_pass and its headers, here");
         std::string upstream =
             translate_proxy(conversion, *pass, named_scope, ProxyUse::try_files_fallback, location);
@@ -317,6 +318,7 @@ void translate_locations(Conversion& conversion, const Directive& server, const 
         // add_header applies to a return's answer too (nginx's header filter).
         translate_response_options(conversion, scope, has_files, has_proxy, location);
         translate_access(conversion, scope, location);
+        if (location.entries.get("proxy")) translate_cache(conversion, scope, location);
         site.locations.push_back(std::move(location));
     }
     if (!has_root_prefix) {

@@ -23,6 +23,8 @@ void headers(Conversion& conversion, const Scope& scope, const std::string& rege
     std::vector<std::pair<std::string, std::string>> entries;
     std::optional<bool> always;
     for (const Directive* directive : found->second) {
+        // Empty, so never sent, where nothing is cached; else the cache's.
+        if (shows_cache_status(*directive)) continue;
         if (directive->args.size() < 2 || directive->args.size() > 3 ||
             (directive->args.size() == 3 && directive->args[2] != "always")) {
             conversion.refuse(*directive, "expects a name, a value and maybe always");

@@ -15,6 +15,12 @@ void put_two_digits(char* out, int value) {
     out[1] = static_cast<char>('0' + value % 10);
 }
 
+std::string_view trim_spaces_and_tabs(std::string_view text) {
+    while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
+    while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
+    return text;
+}
+
 }  // namespace
 
 void format_http_date(time_t when, char* out) {
@@ -37,6 +43,32 @@ void format_http_date(time_t when, char* out) {
     out[22] = ':';
     put_two_digits(out + 23, utc.tm_sec);
     std::memcpy(out + 25, " GMT", 4);
+}
+
+std::optional<time_t> parse_http_date(std::string_view text) {
+    char copy[64];
+    text = trim_spaces_and_tabs(text);
+    // An absent field is an empty view whose data may be null: no memcpy.
+    if (text.empty() || text.size() >= sizeof copy) return std::nullopt;
+    std::memcpy(copy, text.data(), text.size());
+    copy[text.size()] = '\0';
+    // The process never calls setlocale, so %a and %b read English names.
+    static const char* const formats[] = {
+        "%a, %d %b %Y %H:%M:%S GMT",  // IMF-fixdate
+        "%A, %d-%b-%y %H:%M:%S GMT",  // RFC 850
+        "%a %b %e %H:%M:%S %Y",       // asctime
+    };
+    for (const char* format : formats) {
+        struct tm parsed {};
+        const char* end = strptime(copy, format, &parsed);
+        if (end == nullptr || *end != '\0') continue;
+        // strptime lets a space in the format match none, so "...:3994"
+        // reads as 39 s in the year 94 (found by fuzz_header_values): no
+        // HTTP date is before 1970.
+        time_t when = timegm(&parsed);
+        if (when >= 0) return when;
+    }
+    return std::nullopt;
 }
 
 std::string_view DateCache::now() {

@@ -1,8 +1,8 @@
 #include "static/conditional.hpp"
 
 #include <cstdio>
-#include <cstring>
 
+#include "core/http_date.hpp"
 #include "http/header_text.hpp"
 
 namespace portico::staticfiles {
@@ -39,7 +39,7 @@ bool not_modified(std::string_view if_none_match, std::string_view if_modified_s
                   std::string_view etag, time_t mtime) {
     if (!if_none_match.empty()) return none_match_fails(if_none_match, etag);
     if (if_modified_since.empty()) return false;
-    std::optional<time_t> since = parse_http_date(if_modified_since);
+    std::optional<time_t> since = core::parse_http_date(if_modified_since);
     return since && mtime <= *since;
 }
 
@@ -48,33 +48,8 @@ bool if_range_holds(std::string_view if_range, std::string_view etag, time_t mti
     if (if_range.empty()) return true;
     if (if_range.front() == '"') return if_range == etag;  // strong comparison
     if (if_range.starts_with("W/")) return false;
-    std::optional<time_t> date = parse_http_date(if_range);
+    std::optional<time_t> date = core::parse_http_date(if_range);
     return date && *date == mtime;
-}
-
-std::optional<time_t> parse_http_date(std::string_view text) {
-    char copy[64];
-    text = http::trim_ows(text);
-    if (text.size() >= sizeof copy) return std::nullopt;
-    std::memcpy(copy, text.data(), text.size());
-    copy[text.size()] = '\0';
-    // The process never calls setlocale, so %a and %b read English names.
-    static const char* const formats[] = {
-        "%a, %d %b %Y %H:%M:%S GMT",  // IMF-fixdate
-        "%A, %d-%b-%y %H:%M:%S GMT",  // RFC 850
-        "%a %b %e %H:%M:%S %Y",       // asctime
-    };
-    for (const char* format : formats) {
-        struct tm parsed{};
-        const char* end = strptime(copy, format, &parsed);
-        if (end == nullptr || *end != '\0') continue;
-        // strptime lets a space in the format match none, so "...:3994"
-        // reads as 39 s in the year 94 (found by fuzz_header_values): no
-        // HTTP date is before 1970.
-        time_t when = timegm(&parsed);
-        if (when >= 0) return when;
-    }
-    return std::nullopt;
 }
 
 }  // namespace portico::staticfiles

@@ -5,7 +5,6 @@
 #include <sys/types.h>
 
 #include <ctime>
-#include <optional>
 #include <string>
 #include <string_view>
 
@@ -29,8 +28,5 @@ bool not_modified(std::string_view if_none_match, std::string_view if_modified_s
 // If-Range: the Range applies when the value is our ETag (strong comparison,
 // so a weak tag never matches) or an HTTP date equal to Last-Modified.
 bool if_range_holds(std::string_view if_range, std::string_view etag, time_t mtime);
-
-// IMF-fixdate, and the obsolete RFC 850 and asctime forms (RFC 9110 5.6.7).
-std::optional<time_t> parse_http_date(std::string_view text);
 
 }  // namespace portico::staticfiles

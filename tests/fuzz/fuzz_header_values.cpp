@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include "core/http_date.hpp"
 #include "fuzz_support.hpp"
 #include "static/conditional.hpp"
 #include "static/range.hpp"
@@ -34,7 +35,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t length) {
     (void)not_modified(value, value, etag, mtime);
     (void)not_modified("", value, etag, mtime);
     (void)if_range_holds(value, etag, mtime);
-    if (std::optional<time_t> when = parse_http_date(value)) FUZZ_CHECK(*when >= 0);
+    if (std::optional<time_t> when = portico::core::parse_http_date(value)) FUZZ_CHECK(*when >= 0);
     // Our own tag always matches itself, and "*" always matches.
     FUZZ_CHECK(none_match_fails(etag, etag));
     return 0;

@@ -15,7 +15,7 @@ build=${2:-build-fuzz}
 shift 2 2>/dev/null || shift $#
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(request_parser response_parser path_router header_values config tls_handshake
-                                  accept_encoding http2_session)
+                                  accept_encoding http2_session cache_policy)
 findings="$build/fuzz-findings"
 mkdir -p "$findings"
 status=0

@@ -15,14 +15,14 @@ TEST_CASE("convert: directives with no exact equivalent are refused, the rest wr
     Result result = convert_http(folder,
                                  "map $http_upgrade $connection_upgrade { default upgrade; }\n"
                                  "geo $blocked { default 0; }\n"
-                                 "proxy_cache_path /tmp/c keys_zone=c:10m;\n"
+                                 "proxy_cache_path /tmp/c keys_zone=c:10m purger=on;\n"
                                  "server {\n"
                                  "  root www;\n"
                                  "  if ($http_user_agent ~ bot) { return 403; }\n"
                                  "  location / {\n"
                                  "    sub_filter a b;\n"
                                  "    content_by_lua_block { ngx.say('x') }\n"
-                                 "    proxy_cache c;\n"
+                                 "    limit_rate 10k;\n"
                                  "    frobnicate on;\n"
                                  "    set $x 1;\n"
                                  "    if ($x) { return 404; }\n"
@@ -35,13 +35,13 @@ TEST_CASE("convert: directives with no exact equivalent are refused, the rest wr
               "nginx.conf:3: map $http_upgrade $connection_upgrade: portico has no map: write the "
               "cases as locations or sites",
               "nginx.conf:4: geo $blocked: portico has no geo: use allow/deny",
-              "nginx.conf:5: proxy_cache_path /tmp/c keys_zone=c:10m: the response cache is not "
-              "built yet",
+              "nginx.conf:5: proxy_cache_path /tmp/c keys_zone=c:10m purger=on: portico's cache "
+              "has no purger",
               "nginx.conf:8: if ($http_user_agent ~ bot): portico has no if; only `if ($scheme = "
               "http)` and `if ($host = NAME)` around one return translate",
               "nginx.conf:10: sub_filter a b: portico does not edit response bodies",
               "nginx.conf:11: content_by_lua_block: portico does not embed Lua",
-              "nginx.conf:12: proxy_cache c: the response cache is not built yet",
+              "nginx.conf:12: limit_rate 10k: portico does not throttle responses",
               "nginx.conf:13: frobnicate on: unknown or unsupported in a location",
               "nginx.conf:14: set $x 1: portico has no user variables",
               "nginx.conf:15: if ($x): portico has no if inside a location",
