@@ -583,7 +583,15 @@ class Soak:
                     s.sendall(b"GET / HTTP/1.1\r\nHost: soak\r\n")
                     for _ in range(20):
                         time.sleep(0.5)
-                        s.sendall(b"X-Slow: 1\r\n")
+                        try:
+                            s.sendall(b"X-Slow: 1\r\n")
+                        except OSError:
+                            # The 408 and the close came during the sleep:
+                            # the line met the closed socket. The answer
+                            # may still wait to be read.
+                            s.settimeout(1)
+                            answer += s.recv(4096)
+                            break
                         s.settimeout(0.01)
                         try:
                             answer += s.recv(4096)
