@@ -14,8 +14,14 @@ of the same wrk command, each on a fresh wrk:
            (/proc/PID/task/*/status), the machine's busy CPU per response (/proc/stat),
            the Node app's and wrk's CPU per response
   profile  perf record -e cpu-clock -g -p WORKER (kernel + user stacks)
-  calls    perf record -e raw_syscalls:sys_exit -p WORKER: every system call with its
-           return value: calls per response, epoll_wait/epoll_pwait calls and events per call
+  calls    perf record -e raw_syscalls:sys_exit,sys_enter -e sched:sched_switch -p WORKER: every
+           system call with its return value: calls per response, epoll_wait/epoll_pwait calls
+           and events per call, the timeouts they were given (epoll_timeouts), the calls that
+           returned a full batch (maxevents), the calls the worker slept in (epoll_slept: a
+           switch away in state S between entry and exit), and the voluntary switches in that
+           window (vol_during), and the reads / writes of a descriptor already read / written
+           in the same loop turn (same_fd_again_in_turn: what batching a turn's writes could merge)
+  --no-profile skips the second run (no perf.data)
 
 Writes DIR/LABEL-rN.{plain.json,perf.data,report.txt,calls.json} and prints one JSON line
 per run (returns_hist: epoll calls by events returned, buckets 0-10, 11-20, 21-50,
@@ -49,6 +55,8 @@ NAMES = {0: "read", 1: "write", 3: "close", 19: "readv", 20: "writev", 44: "send
          283: "timerfd_create", 286: "timerfd_settime", 287: "timerfd_gettime", 13: "rt_sigaction",
          14: "rt_sigprocmask", 39: "getpid", 186: "gettid", 40: "sendfile", 17: "pread64"}
 EPOLL = {"epoll_wait", "epoll_pwait", "epoll_pwait2"}
+IO_DIRECTION = {"read": "read", "recvfrom": "read", "readv": "read", "recvmsg": "read", "write": "write",
+                "writev": "write", "sendto": "write", "sendmsg": "write", "sendfile": "write"}
 
 
 def threads(pid):
@@ -75,6 +83,11 @@ def switches(pid):
         except FileNotFoundError:
             pass
     return v, n
+
+
+def peak_rss_kib(pid):
+    with open(f"/proc/{pid}/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("VmHWM"))
 
 
 def sched(pid):
@@ -118,6 +131,7 @@ def main():
     p.add_argument("--call-seconds", type=int, default=4)
     p.add_argument("--rounds", type=int, default=2)
     p.add_argument("--out", required=True)
+    p.add_argument("--no-profile", action="store_true")
     o = p.parse_args()
     os.makedirs(o.out, exist_ok=True)
     run = tempfile.mkdtemp(prefix="portico-kprof-")
@@ -196,39 +210,80 @@ def main():
                              user_us=(c1[0] - c0[0]) / n * 1e6, sys_us=(c1[1] - c0[1]) / n * 1e6,
                              vol_per_req=(s1[0] - s0[0]) / n, invol_per_req=(s1[1] - s0[1]) / n,
                              machine_us=(b1 - b0) / n * 1e6, loadavg_before=l0, sched=sched(worker),
-                             app_us=(sum(a1) - sum(a0)) / n * 1e6, wrk_us=fig["wrk_cpu"] / n * 1e6)
+                             app_us=(sum(a1) - sum(a0)) / n * 1e6, wrk_us=fig["wrk_cpu"] / n * 1e6,
+                             peak_rss_kib=peak_rss_kib(worker))
                 with open(os.path.join(o.out, f"{tag}.plain.json"), "w") as f:
                     json.dump(plain, f, indent=1)
                 print(json.dumps(plain), flush=True)
                 # profile
-                data = os.path.join(o.out, f"{tag}.perf.data")
-                w = wrk(o.seconds)
-                perf = subprocess.Popen(["taskset", "-c", CLIENT_CPU, "perf", "record", "-q", "-e", "cpu-clock",
-                                         "-g", "-p", str(worker), "-o", data, "--", "sleep", str(o.seconds - 1)],
-                                        stdout=log, stderr=subprocess.STDOUT)
-                perf.wait()
-                pfig = finish(w)
+                pfig = {"rps": None}
+                if not o.no_profile:
+                    data = os.path.join(o.out, f"{tag}.perf.data")
+                    w = wrk(o.seconds)
+                    perf = subprocess.Popen(["taskset", "-c", CLIENT_CPU, "perf", "record", "-q", "-e",
+                                             "cpu-clock", "-g", "-p", str(worker), "-o", data, "--", "sleep",
+                                             str(o.seconds - 1)], stdout=log, stderr=subprocess.STDOUT)
+                    perf.wait()
+                    pfig = finish(w)
                 # calls
                 calls_data = os.path.join(run, f"{tag}.calls.data")
                 w = wrk(o.call_seconds + 1)
                 time.sleep(0.5)
+                s_calls = switches(worker)
                 perf = subprocess.Popen(["taskset", "-c", CLIENT_CPU, "perf", "record", "-q", "-e",
-                                         "raw_syscalls:sys_exit", "-e", "raw_syscalls:sys_enter", "-p", str(worker), "-o", calls_data,
+                                         "raw_syscalls:sys_exit", "-e", "raw_syscalls:sys_enter",
+                                         "-e", "sched:sched_switch", "-p", str(worker), "-o", calls_data,
                                          "--", "sleep", str(o.call_seconds)], stdout=log, stderr=subprocess.STDOUT)
                 perf.wait()
+                vol_during = switches(worker)[0] - s_calls[0]
                 cfig = finish(w)
                 stop(master)
-                script = subprocess.run(["perf", "script", "-i", calls_data, "-F", "trace"],
+                script = subprocess.run(["perf", "script", "-i", calls_data, "-F", "time,trace"],
                                         capture_output=True, text=True).stdout
+                # The window traced, from the trace itself: perf may start late on a busy machine.
+                stamps = re.findall(r"^\s*(\d+\.\d+):", script, re.M)
+                traced_seconds = float(stamps[-1]) - float(stamps[0]) if len(stamps) > 1 else o.call_seconds
                 counts, epoll_events, hist = collections.Counter(), 0, collections.Counter()
                 errors, epoll_fds = collections.Counter(), collections.Counter()
+                # Per epoll call: the timeout it was given, whether it returned a full batch
+                # (maxevents), whether the worker slept in it (a sched_switch away from the
+                # worker in state S between its entry and exit).
+                # And per loop turn (from one epoll call to the next): writes and reads of a
+                # descriptor already written / read in that turn, which batching the turn's
+                # writes (or reading until EAGAIN) could merge.
+                timeouts, slept, full = collections.Counter(), collections.Counter(), 0
+                entered, sleeping = None, False
+                turn_io, repeated_io = set(), collections.Counter()
                 for line in script.splitlines():
-                    e = re.search(r"NR (\d+) \((\w+),", line)
+                    if "prev_state=" in line:
+                        if entered is not None and re.search(r"prev_state=[SD]", line) and \
+                                f"prev_pid={worker} " in line:
+                            sleeping = True
+                        continue
+                    e = re.search(r"NR (\d+) \((\w+), (\w+), (\w+), (\w+)", line)
+                    direction = IO_DIRECTION.get(NAMES.get(int(e.group(1)))) if e else None
+                    if direction:
+                        key = (direction, int(e.group(2), 16))
+                        if key in turn_io:
+                            repeated_io[direction] += 1
+                        turn_io.add(key)
                     if e and NAMES.get(int(e.group(1))) in EPOLL:
+                        turn_io.clear()
                         epoll_fds[f"{NAMES[int(e.group(1))]}(fd {int(e.group(2), 16)})"] += 1
+                        timeout = int(e.group(5), 16)
+                        timeout = timeout - (1 << 64) if timeout >= 1 << 63 else timeout
+                        timeout = timeout - (1 << 32) if (1 << 31) <= timeout < (1 << 32) else timeout
+                        entered, sleeping = (timeout, int(e.group(4), 16)), False
+                        timeouts["-1" if timeout < 0 else ("0" if timeout == 0 else ">0")] += 1
+                        continue
                     m = re.search(r"NR (\d+) = (-?\d+)", line)
                     if not m:
                         continue
+                    if NAMES.get(int(m.group(1))) in EPOLL and entered is not None:
+                        slept["slept" if sleeping else "did not sleep"] += 1
+                        if int(m.group(2)) >= entered[1]:
+                            full += 1
+                        entered = None
                     if int(m.group(2)) < 0:
                         errors[f"{NAMES.get(int(m.group(1)), m.group(1))} {m.group(2)}"] += 1
                     name = NAMES.get(int(m.group(1)), f"nr{m.group(1)}")
@@ -240,11 +295,13 @@ def main():
                 os.unlink(calls_data)
                 ecalls = sum(counts[e] for e in EPOLL)
                 calls = dict(server=label, round=number, wrk_rps_during=cfig["rps"],
-                             profile_rps=pfig["rps"], seconds=o.call_seconds,
+                             profile_rps=pfig["rps"], seconds=o.call_seconds, traced_seconds=traced_seconds,
                              total=sum(counts.values()), counts=dict(counts.most_common()),
                              epoll_calls=ecalls, epoll_events=epoll_events,
                              events_per_call=epoll_events / ecalls if ecalls else None,
                              errors=dict(errors), epoll_fds=dict(epoll_fds),
+                             epoll_timeouts=dict(timeouts), epoll_slept=dict(slept), epoll_full_batches=full,
+                             vol_during=vol_during, same_fd_again_in_turn=dict(repeated_io),
                              returns_hist={str(k): v for k, v in sorted(hist.items())})
                 with open(os.path.join(o.out, f"{tag}.calls.json"), "w") as f:
                     json.dump(calls, f, indent=1)
