@@ -224,6 +224,7 @@ int Master::run() {
     acme_board_ = make_acme_board(*config_);
     if (config_->acme && !acme_board_) return 1;
     if (!load_tls(*config_, acme_board_.get(), tls_, upstream_tls_)) return 1;
+    staple_board_ = make_staple_board(*config_, tls_.get());
     if (!open_sockets(*config_) || !open_metrics(*config_)) return 1;
     prepare_for_workers(*config_);
     slots_.assign(config_->server.workers, {});
@@ -231,9 +232,11 @@ int Master::run() {
     restart_acme_process();
     ready_pending_ = true;
 
-    metrics::AdminContext admin{
-        *counters_, snapshots_, [this] { return workers_accepting(); },
-        [this] { return acme_board_ ? acme::stats_json(*config_, *acme_board_) : std::string(); }};
+    auto acme_and_ocsp_stats = [this] {
+        return acme::stats_json(*config_, acme_board_.get(), staple_board_.get(), tls_.get());
+    };
+    metrics::AdminContext admin{*counters_, snapshots_, [this] { return workers_accepting(); },
+                                acme_and_ocsp_stats};
     std::vector<pollfd> pfds;
     while (!done_) {
         // poll(2) skips an entry whose fd is -1 (no [metrics], or its
@@ -382,8 +385,9 @@ void Master::restart_acme_process() {
         ::kill(acme_pid_, SIGTERM);
         acme_pid_ = -1;
     }
-    if (!acme_board_) return;
-    acme_pid_ = start_acme_process(*config_, *acme_board_, handled_signals());
+    if (!acme_board_ && !staple_board_) return;
+    acme_pid_ = start_acme_process(*config_, acme_board_.get(), staple_board_.get(), tls_.get(),
+                                   handled_signals());
     if (acme_pid_ < 0)
         acme_restart_at_ms_ = monotonic_ms() + max_backoff_ms;
     else
@@ -448,6 +452,7 @@ void Master::reload() {
         reload_failed("cannot load the TLS certificates");
         return;
     }
+    std::unique_ptr<acme::StapleBoard> next_staples = make_staple_board(*next, next_tls.get());
     if (!open_sockets(*next)) {
         reload_failed("cannot open the new listening sockets");
         return;
@@ -474,6 +479,7 @@ void Master::reload() {
     limits_ = std::move(next_limits);
     upstream_tls_ = std::move(next_upstream_tls);
     acme_board_ = std::move(next_board);
+    staple_board_ = std::move(next_staples);
     open_error_log(config_->log, "master");
     prepare_for_workers(*config_);
     ++generation_;
