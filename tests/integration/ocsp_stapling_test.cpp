@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "acme_support.hpp"
+#include "skip.hpp"
 #include "metrics_support.hpp"
 #include "tls_support.hpp"
 #include "upstream_server.hpp"
@@ -72,19 +73,16 @@ private:
     TempDir dir_;
 };
 
-// `openssl ocsp` answering for the Pki's CA on `port` (OpenSSL 3.0 takes
-// no address: it listens on every interface), signing
-// with the CA's key; `validity`: its -ndays/-nmin arguments.
+// `openssl ocsp` answering from `index` on `port` (OpenSSL 3.0 takes no
+// address: it listens on every interface), signing as `signer` (the
+// issuer); `validity`: its -ndays/-nmin arguments.
 class Responder {
 public:
-    Responder(const Pki& pki, uint16_t port, std::vector<std::string> validity = {"-ndays", "1"}) {
-        std::vector<std::string> arguments = {"openssl",    "ocsp",
-                                              "-index",     pki.path("index.txt"),
-                                              "-port",      std::to_string(port),
-                                              "-rsigner",   pki.path("ca.pem"),
-                                              "-rkey",      pki.path("ca.key"),
-                                              "-CA",        pki.path("ca.pem"),
-                                              "-ignore_err"};
+    Responder(const std::string& index, const std::string& signer, const std::string& signer_key,
+              uint16_t port, std::vector<std::string> validity = {"-ndays", "1"}) {
+        std::vector<std::string> arguments = {
+            "openssl", "ocsp",  "-index",   index, "-port", std::to_string(port), "-rsigner",
+            signer,    "-rkey", signer_key, "-CA", signer,  "-ignore_err"};
         arguments.insert(arguments.end(), validity.begin(), validity.end());
         child_ = std::make_unique<Child>(arguments, dir_.path(), dir_.path() + "/ocsp.log");
         // Ready once it says so (a probe connection would hold it: it
@@ -96,6 +94,10 @@ public:
             std::this_thread::sleep_for(20ms);
         }
     }
+    // For the Pki's CA.
+    Responder(const Pki& pki, uint16_t port, std::vector<std::string> validity = {"-ndays", "1"})
+        : Responder(pki.path("index.txt"), pki.path("ca.pem"), pki.path("ca.key"), port,
+                    std::move(validity)) {}
     // One "Received request" line per request.
     std::string log() const { return read_text(dir_.path() + "/ocsp.log"); }
 
@@ -279,7 +281,7 @@ TEST_CASE("ocsp: a response with a short validity is fetched again before it exp
 }
 
 TEST_CASE(
-    "ocsp: ocsp_stapling = false staples nothing and fetches nothing; ocsp_responder "
+    "ocsp: ocsp_stapling = false staples nothing and fetches nothing, and ocsp_responder "
     "replaces the certificate's responder",
     "[tls][ocsp]") {
     uint16_t responder_port = free_port();
@@ -298,4 +300,41 @@ TEST_CASE(
         {pki.entry("plain")}, "ocsp_responder = \"" + responder_url(responder_port) + "/\"\n"));
     REQUIRE(replaced.wait_for_log("stapling a \"good\" response"));
     CHECK(contains(s_client(tls_port(replaced), "plain.test"), "Cert Status: good"));
+}
+
+TEST_CASE("ocsp: an ACME site's certificate gets its response stapled once it arrives",
+          "[acme][ocsp]") {
+    if (!pebble_installed())
+        PORTICO_SKIP("pebble is not installed (deploy/install-deps.sh --test)");
+    Certificates certs;
+    TempDir storage;
+    uint16_t http_port = free_port();
+    uint16_t responder_port = free_port();
+    Pebble pebble({.http_port = http_port, .ocsp_responder = responder_url(responder_port)});
+    Portico portico(acme_config(http_port, certs.entry("a"), pebble.directory(), pebble.api_root(),
+                                storage.path()));
+    REQUIRE(portico.wait_for_log("new certificate for a.acme.test", 1, 20s));
+    // Followed at once: the responder is not up yet.
+    REQUIRE(portico.wait_for_log("ocsp: a.acme.test: cannot fetch from"));
+    uint16_t port = tls_port(portico);
+    CHECK(contains(s_client(port, "a.acme.test"), no_staple));
+
+    // A responder for pebble's intermediate, knowing the new certificate.
+    TempDir responder_dir;
+    CommandResult indexed = run_shell(
+        "cd " + responder_dir.path() + " && crt=" + storage.path() +
+        "/a.acme.test.crt && expiry=$(date -u -d \"$(openssl x509 -in $crt -noout -enddate | cut "
+        "-d= -f2)\" +%y%m%d%H%M%SZ) && serial=$(openssl x509 -in $crt -noout -serial | cut -d= "
+        "-f2) && printf 'V\\t%s\\t\\t%s\\tunknown\\t/CN=a.acme.test\\n' $expiry $serial > "
+        "index.txt");
+    REQUIRE(indexed.exit_code == 0);
+    Responder responder(responder_dir.path() + "/index.txt", pebble.intermediate(),
+                        pebble.intermediate_key(), responder_port);
+    REQUIRE(portico.wait_for_log("ocsp: a.acme.test: stapling a \"good\" response", 1, 10s));
+    CHECK(contains(s_client(port, "a.acme.test"), "Cert Status: good"));
+    nlohmann::json stats = nlohmann::json::parse(scrape(metrics_port(portico), "/stats"));
+    nlohmann::json site = stats["acme"]["certificates"][0];
+    CHECK(site["ocsp_status"] == "good");
+    CHECK(site["ocsp_last_error"] == "");
+    CHECK(site["ocsp_next_update"].get<int64_t>() > std::time(nullptr));
 }
