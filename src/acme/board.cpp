@@ -5,42 +5,9 @@
 #include <memory>
 #include <new>
 
+#include "acme/sequence_lock.hpp"
+
 namespace portico::acme {
-
-namespace {
-
-// A sequence lock's writer: odd while the slot is being written.
-class Writing {
-public:
-    explicit Writing(std::atomic<uint64_t>& sequence) : sequence_(sequence) {
-        sequence_.fetch_add(1, std::memory_order_relaxed);
-        std::atomic_thread_fence(std::memory_order_release);
-    }
-    ~Writing() { sequence_.fetch_add(1, std::memory_order_release); }
-
-private:
-    std::atomic<uint64_t>& sequence_;
-};
-
-// Copies with `copy` until it saw one stable, even sequence; that sequence.
-template <typename Copy>
-uint64_t read_stable(const std::atomic<uint64_t>& sequence, Copy copy) {
-    for (;;) {
-        uint64_t before = sequence.load(std::memory_order_acquire);
-        if (before & 1) continue;
-        copy();
-        std::atomic_thread_fence(std::memory_order_acquire);
-        if (sequence.load(std::memory_order_relaxed) == before) return before;
-    }
-}
-
-size_t copy_in(char* to, size_t room, std::string_view text) {
-    size_t length = std::min(room, text.size());
-    std::memcpy(to, text.data(), length);
-    return length;
-}
-
-}  // namespace
 
 struct Board::Region {
     struct Certificate {

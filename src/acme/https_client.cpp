@@ -112,9 +112,10 @@ std::string HttpResponse::header(std::string_view name) const {
     return {};
 }
 
-bool parse_https_url(std::string_view url, Url& out) {
-    constexpr std::string_view scheme = "https://";
-    out = Url{};
+namespace {
+
+// "SCHEME://host[:port]/path" into `out` (whose port is the scheme's default).
+bool parse_url(std::string_view url, std::string_view scheme, Url& out) {
     if (!url.starts_with(scheme)) return false;
     url.remove_prefix(scheme.size());
     size_t slash = url.find('/');
@@ -129,6 +130,20 @@ bool parse_https_url(std::string_view url, Url& out) {
         authority = authority.substr(1, authority.size() - 2);
     out.host = std::string(authority);
     return !out.host.empty() && !out.port.empty();
+}
+
+}  // namespace
+
+bool parse_https_url(std::string_view url, Url& out) {
+    out = Url{};
+    return parse_url(url, "https://", out);
+}
+
+bool parse_http_url(std::string_view url, Url& out) {
+    out = Url{};
+    out.port = "80";
+    out.tls = false;
+    return parse_url(url, "http://", out);
 }
 
 bool parse_http_response(std::string_view bytes, HttpResponse& out, bool has_body) {
@@ -204,50 +219,69 @@ HttpsClient::~HttpsClient() {
 
 bool HttpsClient::request(std::string_view method, const std::string& url, const std::string& body,
                           std::string_view content_type, HttpResponse& out, std::string& error) {
-    if (!setup_error_.empty()) {
-        error = setup_error_;
-        return false;
-    }
     Url where;
     if (!parse_https_url(url, where)) {
         error = "not an https URL: " + url;
         return false;
     }
+    return exchange(method, where, body, content_type, out, error);
+}
+
+bool HttpsClient::request_http_or_https(std::string_view method, const std::string& url,
+                                        const std::string& body, std::string_view content_type,
+                                        HttpResponse& out, std::string& error) {
+    Url where;
+    if (!parse_https_url(url, where) && !parse_http_url(url, where)) {
+        error = "not an http:// or https:// URL: " + url;
+        return false;
+    }
+    return exchange(method, where, body, content_type, out, error);
+}
+
+bool HttpsClient::exchange(std::string_view method, const Url& where, const std::string& body,
+                           std::string_view content_type, HttpResponse& out, std::string& error) {
+    if (!setup_error_.empty() && where.tls) {
+        error = setup_error_;
+        return false;
+    }
     Clock::time_point deadline = Clock::now() + timeout_;
     core::UniqueFd fd = connect_to(where, deadline, error);
     if (!fd) return false;
-    std::unique_ptr<SSL, decltype(&SSL_free)> ssl(SSL_new(context_), SSL_free);
-    if (!ssl || SSL_set_fd(ssl.get(), fd.get()) != 1) {
-        error = "cannot start TLS: " + tls::take_openssl_errors();
-        return false;
-    }
-    bool literal = where.host.find_first_not_of("0123456789.") == std::string::npos ||
-                   where.host.find(':') != std::string::npos;
-    if (!literal) SSL_set_tlsext_host_name(ssl.get(), where.host.c_str());
-    if (literal ? X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl.get()), where.host.c_str()) != 1
-                : SSL_set1_host(ssl.get(), where.host.c_str()) != 1) {
-        error = "cannot check the name " + where.host;
-        return false;
-    }
-    if (run_ssl(ssl.get(), fd.get(), deadline, [&] { return SSL_connect(ssl.get()); }) <= 0) {
-        long verified = SSL_get_verify_result(ssl.get());
-        error = "TLS handshake with " + where.host + ":" + where.port + " failed: " +
-                (verified != X509_V_OK         ? X509_verify_cert_error_string(verified)
-                 : remaining_ms(deadline) == 0 ? "timed out"
-                                               : tls::take_openssl_errors());
-        tls::clear_openssl_errors();
-        return false;
-    }
+    std::unique_ptr<SSL, decltype(&SSL_free)> ssl(nullptr, SSL_free);
+    if (where.tls && !start_tls(where, fd.get(), deadline, ssl, error)) return false;
+    // One write or read, through TLS or not, waiting as the socket asks;
+    // 0 at the end, -1 on an error or after the deadline.
+    auto write_some = [&](const char* data, size_t size) {
+        if (ssl)
+            return run_ssl(ssl.get(), fd.get(), deadline,
+                           [&] { return SSL_write(ssl.get(), data, static_cast<int>(size)); });
+        for (;;) {
+            ssize_t n = ::send(fd.get(), data, size, MSG_NOSIGNAL);
+            if (n >= 0) return static_cast<int>(n);
+            if ((errno != EAGAIN && errno != EINTR) || !wait_for(fd.get(), POLLOUT, deadline))
+                return -1;
+        }
+    };
+    auto read_some = [&](char* data, size_t size) {
+        if (ssl)
+            return run_ssl(ssl.get(), fd.get(), deadline,
+                           [&] { return SSL_read(ssl.get(), data, static_cast<int>(size)); });
+        for (;;) {
+            ssize_t n = ::recv(fd.get(), data, size, 0);
+            if (n >= 0) return static_cast<int>(n);
+            if ((errno != EAGAIN && errno != EINTR) || !wait_for(fd.get(), POLLIN, deadline))
+                return -1;
+        }
+    };
+    std::string default_port = where.tls ? "443" : "80";
     std::string text = std::string(method) + " " + where.path + " HTTP/1.1\r\nHost: " + where.host +
-                       (where.port == "443" ? "" : ":" + where.port) +
+                       (where.port == default_port ? "" : ":" + where.port) +
                        "\r\nUser-Agent: portico-acme\r\nAccept: */*\r\nConnection: close\r\n";
     if (!content_type.empty()) text += "Content-Type: " + std::string(content_type) + "\r\n";
     if (method == "POST") text += "Content-Length: " + std::to_string(body.size()) + "\r\n";
     text += "\r\n" + body;
     for (size_t sent = 0; sent < text.size();) {
-        int n = run_ssl(ssl.get(), fd.get(), deadline, [&] {
-            return SSL_write(ssl.get(), text.data() + sent, static_cast<int>(text.size() - sent));
-        });
+        int n = write_some(text.data() + sent, text.size() - sent);
         if (n <= 0) {
             error = "cannot send to " + where.host + ": " +
                     (remaining_ms(deadline) == 0 ? "timed out" : "connection closed");
@@ -259,8 +293,7 @@ bool HttpsClient::request(std::string_view method, const std::string& url, const
     std::string received;
     char buffer[16 * 1024];
     for (;;) {
-        int n = run_ssl(ssl.get(), fd.get(), deadline,
-                        [&] { return SSL_read(ssl.get(), buffer, sizeof buffer); });
+        int n = read_some(buffer, sizeof buffer);
         if (n <= 0) break;
         received.append(buffer, static_cast<size_t>(n));
         if (received.size() > max_response) break;
@@ -271,6 +304,34 @@ bool HttpsClient::request(std::string_view method, const std::string& url, const
         error = received.empty() ? "no answer from " + where.host + ":" + where.port +
                                        (remaining_ms(deadline) == 0 ? " (timed out)" : "")
                                  : "not an HTTP response from " + where.host + ":" + where.port;
+        return false;
+    }
+    return true;
+}
+
+bool HttpsClient::start_tls(const Url& where, int fd,
+                            std::chrono::steady_clock::time_point deadline,
+                            std::unique_ptr<SSL, decltype(&SSL_free)>& ssl, std::string& error) {
+    ssl.reset(SSL_new(context_));
+    if (!ssl || SSL_set_fd(ssl.get(), fd) != 1) {
+        error = "cannot start TLS: " + tls::take_openssl_errors();
+        return false;
+    }
+    bool literal = where.host.find_first_not_of("0123456789.") == std::string::npos ||
+                   where.host.find(':') != std::string::npos;
+    if (!literal) SSL_set_tlsext_host_name(ssl.get(), where.host.c_str());
+    if (literal ? X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl.get()), where.host.c_str()) != 1
+                : SSL_set1_host(ssl.get(), where.host.c_str()) != 1) {
+        error = "cannot check the name " + where.host;
+        return false;
+    }
+    if (run_ssl(ssl.get(), fd, deadline, [&] { return SSL_connect(ssl.get()); }) <= 0) {
+        long verified = SSL_get_verify_result(ssl.get());
+        error = "TLS handshake with " + where.host + ":" + where.port + " failed: " +
+                (verified != X509_V_OK         ? X509_verify_cert_error_string(verified)
+                 : remaining_ms(deadline) == 0 ? "timed out"
+                                               : tls::take_openssl_errors());
+        tls::clear_openssl_errors();
         return false;
     }
     return true;

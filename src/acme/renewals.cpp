@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <random>
-#include <thread>
+#include <climits>
 
 #include "acme/storage.hpp"
 #include "core/log.hpp"
@@ -70,6 +70,7 @@ Renewals::Renewals(const config::Config& config, Board& board)
         added.key_path = base + ".key";
         reuse_stored(added);
     }
+    for (Site& site : sites_) publish_state(site);
 }
 
 void Renewals::reuse_stored(Site& site) {
@@ -181,24 +182,15 @@ void Renewals::failed(Site& site, const AcmeError& error) {
     publish_state(site);
 }
 
-void Renewals::run() {
-    for (Site& site : sites_) publish_state(site);
-    for (;;) {
-        auto next =
-            std::min_element(sites_.begin(), sites_.end(),
-                             [](const Site& a, const Site& b) { return a.due_ms < b.due_ms; });
-        if (next == sites_.end()) {
-            std::this_thread::sleep_for(std::chrono::hours(24));
-            continue;
-        }
-        int64_t wait = next->due_ms - now_ms();
-        if (wait > 0) {
-            // At most a minute at a time: a clock set forward is noticed.
-            std::this_thread::sleep_for(std::chrono::milliseconds(std::min<int64_t>(wait, 60'000)));
-            continue;
-        }
-        renew(*next);
-    }
+int64_t Renewals::due_ms() const {
+    auto next = std::min_element(sites_.begin(), sites_.end(),
+                                 [](const Site& a, const Site& b) { return a.due_ms < b.due_ms; });
+    return next == sites_.end() ? INT64_MAX : next->due_ms;
+}
+
+void Renewals::run_due() {
+    for (Site& site : sites_)
+        if (site.due_ms <= now_ms()) renew(site);
 }
 
 }  // namespace portico::acme

@@ -31,8 +31,11 @@ struct RenewalPolicy {
 class Renewals {
 public:
     Renewals(const config::Config& config, Board& board);
-    // Orders and renews until the process is stopped (SIGTERM).
-    [[noreturn]] void run();
+    // When the next order or retry is due (Unix milliseconds); INT64_MAX
+    // when there is no site to order for.
+    int64_t due_ms() const;
+    // Orders what is due (the ACME process's loop calls it).
+    void run_due();
 
 private:
     struct Site {

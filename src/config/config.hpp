@@ -129,6 +129,11 @@ struct TlsConfig {
     // Requests on the cleartext listeners are sent to https (301 or 308),
     // except the ACME challenges.
     bool redirect_http = false;
+    // OCSP stapling (docs/configuration.md, "OCSP stapling"): on for every
+    // certificate whose issuer names a responder; `ocsp_responder` (http://
+    // or https://) replaces the certificates' own.
+    bool ocsp_stapling = true;
+    std::string ocsp_responder;
 };
 
 // [http2]: HTTP/2 beside HTTP/1.1 on the same listeners.

@@ -100,6 +100,7 @@ void read_tls(const toml::node& node, LoadContext& context, const ServerConfig& 
     reader.read_bool("session_tickets", read.session_tickets);
     reader.read_duration("handshake_timeout", read.handshake_timeout, Duration{1});
     reader.read_bool("redirect_http", read.redirect_http);
+    read_ocsp_stapling(reader, read);
     reader.finish();
     tls = std::move(read);
 }

@@ -75,6 +75,8 @@ void read_metrics(const toml::node& node, LoadContext& context, const ServerConf
                   std::optional<MetricsConfig>& metrics);
 void read_tls(const toml::node& node, LoadContext& context, const ServerConfig& server,
               std::optional<TlsConfig>& tls);
+// [tls]'s ocsp_stapling and ocsp_responder (load_ocsp.cpp).
+void read_ocsp_stapling(TableReader& reader, TlsConfig& tls);
 // { cert = "FILE.pem", key = "FILE.key" } at `node` (tls.certificates
 // entries, a site's certificate); `field` names it in messages.
 std::optional<CertificateFiles> read_certificate_files(const toml::node& node,

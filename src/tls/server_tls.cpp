@@ -211,7 +211,7 @@ bool ServerTls::add_certificate(const config::CertificateFiles& files, const con
     SSL_CTX* context = SSL_CTX_new(TLS_server_method());
     if (!context)
         return error(files.where, "cannot create a TLS context: " + take_openssl_errors());
-    certificates_.push_back({context, {}});
+    certificates_.push_back({context, {}, files.cert});
     // Once, and the files are still checked: every problem is reported.
     if (!apply_policy(context, tls, config.http2.enabled, keys)) {
         if (!ciphers_refused)
@@ -251,10 +251,25 @@ SSL_CTX* ServerTls::fed_context(size_t site) const {
     }
     SSL_CTX_set_tlsext_servername_callback(context, on_server_name);
     SSL_CTX_set_tlsext_servername_arg(context, const_cast<ServerTls*>(this));
+    if (stapler_) stapler_->install(context, fed_slot(site));
     // Sessions that chose the old context hold a reference of their own.
     SSL_CTX_free(fed_contexts_[site]);
     fed_contexts_[site] = context;
     return context;
+}
+
+std::vector<ServerTls::FileCertificate> ServerTls::file_certificates() const {
+    std::vector<FileCertificate> files;
+    for (size_t slot = 0; slot < certificates_.size(); ++slot)
+        files.push_back({slot, certificates_[slot].context, certificates_[slot].file,
+                         certificates_[slot].names});
+    return files;
+}
+
+void ServerTls::staple_from(const StapleFeed& feed) {
+    stapler_ = std::make_unique<Stapler>(feed, staple_slots());
+    for (size_t slot = 0; slot < certificates_.size(); ++slot)
+        stapler_->install(certificates_[slot].context, slot);
 }
 
 SSL* ServerTls::new_session(int fd, size_t listener) const {

@@ -19,6 +19,8 @@
 #include "config/config.hpp"
 #include "config/site_names.hpp"
 #include "tls/certificate_feed.hpp"
+#include "tls/ocsp_stapling.hpp"
+#include "tls/staple_feed.hpp"
 
 namespace portico::tls {
 
@@ -52,10 +54,26 @@ public:
     // for one label); the first certificate's when none does.
     SSL_CTX* context_for(std::string_view host, size_t listener = 0) const;
 
+    // OCSP stapling: a slot per certificate loaded from a file, then one
+    // per site (its ACME certificate, whatever its version).
+    struct FileCertificate {
+        size_t slot;
+        SSL_CTX* context;  // its leaf and chain
+        std::string file;
+        const std::vector<std::string>& names;
+    };
+    std::vector<FileCertificate> file_certificates() const;
+    size_t fed_slot(size_t site) const { return certificates_.size() + site; }
+    size_t staple_slots() const { return certificates_.size() + fed_sites_.size(); }
+    // Staples the responses `feed` holds (set by the master before the
+    // workers fork; `feed` outlives this).
+    void staple_from(const StapleFeed& feed);
+
 private:
     struct Certificate {
         SSL_CTX* context = nullptr;
         std::vector<std::string> names;  // lower case, from the SAN DNS names or else the CN
+        std::string file;
     };
 
     ServerTls() = default;
@@ -85,6 +103,8 @@ private:
     std::vector<bool> fed_sites_;
     mutable std::vector<uint64_t> fed_versions_;
     mutable std::vector<SSL_CTX*> fed_contexts_;
+    // Each worker's copy also staples the fed sites' new contexts.
+    std::unique_ptr<Stapler> stapler_;  // nullptr: no stapling
 };
 
 // Whether the kernel can take over TLS record encryption (kTLS: the "tls"

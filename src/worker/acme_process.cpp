@@ -5,13 +5,19 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <climits>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
+#include <thread>
 #include <vector>
 
 #include "acme/renewals.hpp"
+#include "acme/staples.hpp"
 #include "core/log.hpp"
 #include "worker/error_log.hpp"
 
@@ -36,9 +42,36 @@ void close_inherited_sockets() {
     for (int fd : sockets) ::close(fd);
 }
 
+int64_t now_ms() {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
+// Runs whichever of the renewals and the OCSP fetches is due, one at a time.
+[[noreturn]] void run_schedule(std::optional<acme::Renewals>& renewals,
+                               std::optional<acme::Staples>& staples, bool follow_certificates) {
+    // At most this long asleep: a clock set forward is noticed, and the
+    // staples follow an ACME site's new certificate within a second.
+    const int64_t longest_sleep_ms = follow_certificates ? 1'000 : 60'000;
+    for (;;) {
+        int64_t renewal = renewals ? renewals->due_ms() : INT64_MAX;
+        int64_t staple = staples ? staples->due_ms() : INT64_MAX;
+        int64_t wait = std::min(renewal, staple) - now_ms();
+        if (wait > 0) {
+            std::this_thread::sleep_for(
+                std::chrono::milliseconds(std::min(wait, longest_sleep_ms)));
+            continue;
+        }
+        if (renewal <= now_ms()) renewals->run_due();
+        if (staple <= now_ms()) staples->run_due();
+    }
+}
+
 }  // namespace
 
-pid_t start_acme_process(const config::Config& config, acme::Board& board,
+pid_t start_acme_process(const config::Config& config, acme::Board* board,
+                         acme::StapleBoard* staple_board, const tls::ServerTls* tls,
                          const sigset_t& held_signals) {
     pid_t master = getpid();
     pid_t pid = fork();
@@ -57,7 +90,25 @@ pid_t start_acme_process(const config::Config& config, acme::Board& board,
     if (getppid() != master) _exit(0);
     close_inherited_sockets();
     open_error_log(config.log, "acme");
-    acme::Renewals(config, board).run();
+    std::optional<acme::Renewals> renewals;
+    if (board) renewals.emplace(config, *board);
+    std::optional<acme::Staples> staples;
+    if (staple_board && tls) staples.emplace(config, *tls, *staple_board, board);
+    run_schedule(renewals, staples, board && staples);
+}
+
+std::unique_ptr<acme::StapleBoard> make_staple_board(const config::Config& config,
+                                                     tls::ServerTls* tls) {
+    if (!tls || !acme::Staples::wanted(config, *tls)) return nullptr;
+    std::string error;
+    std::unique_ptr<acme::StapleBoard> board =
+        acme::StapleBoard::create(tls->staple_slots(), error);
+    if (!board) {
+        log::error("no OCSP stapling: cannot map its shared memory: {}", error);
+        return nullptr;
+    }
+    tls->staple_from(*board);
+    return board;
 }
 
 }  // namespace portico::worker

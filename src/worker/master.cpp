@@ -225,6 +225,7 @@ int Master::run() {
     if (config_->acme && !acme_board_) return 1;
     if (!load_tls(*config_, acme_board_.get(), tls_, upstream_tls_)) return 1;
     file_certificates_ = tls::read_file_certificates(*config_);
+    staple_board_ = make_staple_board(*config_, tls_.get());
     if (!open_sockets(*config_) || !open_metrics(*config_)) return 1;
     prepare_for_workers(*config_);
     slots_.assign(config_->server.workers, {});
@@ -382,8 +383,9 @@ void Master::restart_acme_process() {
         ::kill(acme_pid_, SIGTERM);
         acme_pid_ = -1;
     }
-    if (!acme_board_) return;
-    acme_pid_ = start_acme_process(*config_, *acme_board_, handled_signals());
+    if (!acme_board_ && !staple_board_) return;
+    acme_pid_ = start_acme_process(*config_, acme_board_.get(), staple_board_.get(), tls_.get(),
+                                   handled_signals());
     if (acme_pid_ < 0)
         acme_restart_at_ms_ = monotonic_ms() + max_backoff_ms;
     else
@@ -393,7 +395,8 @@ void Master::restart_acme_process() {
 // The sites with `acme = true` are fed their certificates by the board, which
 // the master made before and the workers inherit.
 std::string Master::certificate_stats() const {
-    std::string acme = acme_board_ ? acme::stats_json(*config_, *acme_board_) : "";
+    std::string acme =
+        acme::stats_json(*config_, acme_board_.get(), staple_board_.get(), tls_.get());
     std::string files = tls::file_certificates_json(file_certificates_, std::time(nullptr));
     return acme + (!acme.empty() && !files.empty() ? "," : "") + files;
 }
@@ -454,6 +457,7 @@ void Master::reload() {
         reload_failed("cannot load the TLS certificates");
         return;
     }
+    std::unique_ptr<acme::StapleBoard> next_staples = make_staple_board(*next, next_tls.get());
     if (!open_sockets(*next)) {
         reload_failed("cannot open the new listening sockets");
         return;
@@ -481,6 +485,7 @@ void Master::reload() {
     upstream_tls_ = std::move(next_upstream_tls);
     acme_board_ = std::move(next_board);
     file_certificates_ = tls::read_file_certificates(*config_);
+    staple_board_ = std::move(next_staples);
     open_error_log(config_->log, "master");
     prepare_for_workers(*config_);
     ++generation_;

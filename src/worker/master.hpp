@@ -14,6 +14,7 @@
 
 #include "access/limit_zones.hpp"
 #include "acme/board.hpp"
+#include "acme/staple_board.hpp"
 #include "config/config.hpp"
 #include "core/unique_fd.hpp"
 #include "worker/admin_endpoint.hpp"
@@ -113,6 +114,9 @@ private:
     std::unique_ptr<acme::Board> acme_board_;
     pid_t acme_pid_ = -1;
     int64_t acme_restart_at_ms_ = -1;      // after the ACME process died
+    // The OCSP responses the ACME process fetches, stapled by tls_'s
+    // contexts (so made before tls_ and gone after it); nullptr: none to staple.
+    std::unique_ptr<acme::StapleBoard> staple_board_;
     std::unique_ptr<tls::ServerTls> tls_;  // of config_, when it has [tls]
     std::unique_ptr<tls::UpstreamTlsSet> upstream_tls_;  // of config_
     std::vector<tls::FileCertificate> file_certificates_;  // of config_, for /stats

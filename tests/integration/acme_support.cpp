@@ -106,8 +106,8 @@ Pebble::Pebble(const PebbleOptions& options) {
             "\",\n\"certificate\": \"" + dir_.path() + "/api.pem\",\n\"privateKey\": \"" +
             dir_.path() + "/api.key\",\n\"httpPort\": " + std::to_string(options.http_port) +
             ",\n\"tlsPort\": " + std::to_string(options.tls_port ? options.tls_port : free_port()) +
-            ",\n\"ocspResponderURL\": \"\",\n\"externalAccountBindingRequired\": false" + validity +
-            "\n}}\n");
+            ",\n\"ocspResponderURL\": \"" + options.ocsp_responder +
+            "\",\n\"externalAccountBindingRequired\": false" + validity + "\n}}\n");
     std::string dns = "127.0.0.1:" + std::to_string(dns_port);
     dns_ = std::make_unique<Child>(
         std::vector<std::string>{"pebble-challtestsrv", "-defaultIPv4", "127.0.0.1", "-defaultIPv6",
@@ -130,12 +130,25 @@ std::string Pebble::directory() const {
 }
 
 std::string Pebble::issuing_root() const {
-    std::string path = dir_.path() + "/issuing-root.pem";
+    return management_file("/roots/0", "issuing-root.pem");
+}
+
+std::string Pebble::intermediate() const {
+    return management_file("/intermediates/0", "intermediate.pem");
+}
+
+std::string Pebble::intermediate_key() const {
+    return management_file("/intermediate-keys/0", "intermediate.key");
+}
+
+std::string Pebble::management_file(const std::string& path, const std::string& file) const {
+    std::string to = dir_.path() + "/" + file;
     CommandResult fetched =
         run_shell("curl -sf --max-time 5 --cacert " + api_root() +
-                  " https://127.0.0.1:" + std::to_string(management_port_) + "/roots/0 -o " + path);
-    if (fetched.exit_code != 0) throw std::runtime_error("pebble's /roots/0:\n" + fetched.output);
-    return path;
+                  " https://127.0.0.1:" + std::to_string(management_port_) + path + " -o " + to);
+    if (fetched.exit_code != 0)
+        throw std::runtime_error("pebble's " + path + ":\n" + fetched.output);
+    return to;
 }
 
 FakeCa::FakeCa(const std::string& dir_response) {

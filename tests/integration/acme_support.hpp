@@ -41,6 +41,7 @@ struct PebbleOptions {
     uint16_t tls_port = 0;         // ... and TLS-ALPN-01
     int validity_seconds = 0;      // of the certificates it issues; 0: pebble's default (5 years)
     int nonce_reject_percent = 5;  // good nonces refused as badNonce (pebble's default: 5)
+    std::string ocsp_responder{};  // the OCSP URL its certificates name; "": none
 };
 
 class Pebble {
@@ -50,9 +51,15 @@ public:
     std::string api_root() const { return dir_.path() + "/root.pem"; }
     // The root of the chains it issues (made fresh at each start), as a PEM file.
     std::string issuing_root() const;
+    // Its intermediate (the issuer of the leaves) and that one's key, as PEM
+    // files: an OCSP responder of the test's own signs with them.
+    std::string intermediate() const;
+    std::string intermediate_key() const;
     std::string log() const { return read_text(dir_.path() + "/pebble.log"); }
 
 private:
+    // GET `path` on the management API into DIR/file; the file's path.
+    std::string management_file(const std::string& path, const std::string& file) const;
     TempDir dir_;
     uint16_t api_port_ = 0, management_port_ = 0;
     std::unique_ptr<Child> dns_, pebble_;

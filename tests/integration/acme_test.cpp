@@ -109,6 +109,10 @@ TEST_CASE("acme: a site gets its certificate from pebble, serves it, and a resta
         CHECK(state["last_error"] == "");
         CHECK(state["expires_in_seconds"].get<int64_t>() > 86400);
         CHECK(state["names"] == nlohmann::json::array({"a.acme.test", "www.a.acme.test"}));
+        // OCSP stapling follows the new certificate (pebble's names no responder).
+        REQUIRE(portico.wait_for_log(
+            "ocsp: a.acme.test: not stapled: the certificate names no OCSP responder"));
+        CHECK(acme_stats(portico)["ocsp_last_error"] == "the certificate names no OCSP responder");
         // Stored for the master's user only.
         for (const char* file : {"/a.acme.test.crt", "/a.acme.test.key", "/account.key"}) {
             struct stat info {};

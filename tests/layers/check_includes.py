@@ -22,7 +22,8 @@ for it, nothing else. `main.cpp` composes everything and is not checked.
     cache     the response cache: RFC 9111's policy, the shared store,
               its steps and filter
     acme      certificates from an ACME CA: the client (run in its own
-              process), the board it shares with the workers, HTTP-01
+              process), the board it shares with the workers, HTTP-01;
+              the OCSP responses it fetches for the workers to staple
     worker    composes the rest: sites, handlers, filters, pools
     convert   `portico convert`: nginx's syntax, read and translated
     cli       the command line's other commands

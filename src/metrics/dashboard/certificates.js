@@ -16,7 +16,11 @@ const SHOWN = new Set(['names', 'file', 'not_after', 'expires_in_seconds', 'next
 // Any other member of an entry (OCSP's, say) gets a column named after it,
 // its value as text (objects as JSON). This is the one place to show such a
 // member better: its name -> (value) => text, e.g. `ocsp_next_update: unixTime`.
-export const MORE_COLUMNS = {};
+export const MORE_COLUMNS = {
+  ocsp_this_update: unixTime,
+  ocsp_next_update: unixTime,
+  ocsp_next_fetch: unixTime,
+};
 
 // Unix seconds as "2026-12-17 14:03 UTC"; "-" for 0 (none yet).
 export function unixTime(seconds) {
@@ -39,10 +43,16 @@ function asText(value) {
   return typeof value === 'object' ? JSON.stringify(value) : String(value);
 }
 
-// The entries of both sources, each with its source.
+// The entries of both sources, each with its source. A file's OCSP staple
+// ("ocsp", by file) joins its file's entry.
 function entries(stats) {
+  const staples = new Map((stats.ocsp?.certificates ?? []).map((staple) => [staple.file, staple]));
+  const withStaple = (entry) => {
+    const { file, names, ...ocsp } = staples.get(entry.file) ?? {};
+    return { ...entry, ...ocsp };
+  };
   return [
-    ...(stats.tls?.certificates ?? []).map((entry) => ({ source: 'file', entry })),
+    ...(stats.tls?.certificates ?? []).map((entry) => ({ source: 'file', entry: withStaple(entry) })),
     ...(stats.acme?.certificates ?? []).map((entry) => ({ source: 'acme', entry })),
   ];
 }
