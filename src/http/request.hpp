@@ -73,6 +73,9 @@ struct RequestFields {
     mutable bool limits_counted = false;
     // The limit or access rule that refused the request, for the access log.
     mutable std::string_view refused_by;
+    // What the response cache did ("HIT", "MISS", ...), for the access log;
+    // empty: no cache.
+    mutable std::string_view cache_result;
 };
 
 // The text request_id views: left out of the reset (it is written before
