@@ -87,6 +87,9 @@ LockWait& CacheHandler::acquire() {
 bool CacheHandler::serve(http::Exchange& exchange) {
     CacheStream* stream = std::exchange(cache_.started, nullptr);
     const http::Request& request = exchange.request();
+    // Another request's stream, when this one waited at the admission
+    // checks while others were routed: it goes by uncached.
+    if (stream != nullptr && stream->request() != &request) stream = nullptr;
     if (stream == nullptr) {
         cache_.record(request, Result::bypass);
         return false;

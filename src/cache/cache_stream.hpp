@@ -36,6 +36,8 @@ public:
     bool holds_lock = false;  // this request's fill lock, released at its end
     std::shared_ptr<const CachedObject> stale;  // for stale_if_error
 
+    const http::Request* request() const { return request_; }
+
     bool start(const http::Request& request) override;
     void head(http::HeadersOut& head) override;
     void body(http::BodyPart& part) override;

@@ -6,6 +6,8 @@
 // from the cache, HTTP/2, purge, and a zone that stays within its memory.
 #include <catch2/catch.hpp>
 
+#include <signal.h>
+
 #include <atomic>
 #include <chrono>
 #include <future>
@@ -133,15 +135,17 @@ TEST_CASE("cache: 200 concurrent misses for one key reach the upstream once with
 }
 
 TEST_CASE("cache: with the app stopped, the stale page for stale_if_error, then 502", "[cache]") {
-    Setup setup(counting_pages("Cache-Control: max-age=1\r\n"), ", stale_if_error = \"3s\"");
+    // Stored stale already (Age equal to max-age), so the test need not
+    // wait for it to age.
+    Setup setup(counting_pages("Cache-Control: max-age=10\r\nAge: 10\r\n"),
+                ", stale_if_error = \"2s\"");
     CHECK(setup.get("/s").body == "page 1 of /s");
     setup.upstream.reset();  // connections refused from now on
-    std::this_thread::sleep_for(1500ms);
     Response stale = setup.get("/s");
     CHECK(stale.status == 200);
     CHECK(stale.body == "page 1 of /s");
     CHECK(stale.header("x-cache-status") == "STALE");
-    std::this_thread::sleep_for(3500ms);  // past max-age + stale_if_error
+    std::this_thread::sleep_for(3s);  // past max-age + stale_if_error
     Response gone = setup.get("/s");
     CHECK(gone.status == 502);
     CHECK(setup.cache_requests("stale") == 1);
@@ -290,6 +294,58 @@ TEST_CASE("cache: the zone stays within its memory under many distinct keys", "[
     // The newest are hits, the oldest were evicted.
     CHECK(setup.get("/k149").header("x-cache-status") == "HIT");
     CHECK(setup.get("/k0").header("x-cache-status") == "MISS");
+}
+
+TEST_CASE("cache: stale_while_revalidate answers the stale page while one request refreshes it",
+          "[cache]") {
+    auto answered = std::make_shared<std::atomic<int>>(0);
+    Setup setup(
+        [answered](const ReceivedRequest&) {
+            // The first stored stale already (Age equal to max-age); its
+            // refresh slow.
+            int n = ++*answered;
+            if (n == 1)
+                return Reply::text(200, "page 1", "Cache-Control: max-age=60\r\nAge: 60\r\n");
+            return Reply::text(200, "page " + std::to_string(n), "Cache-Control: max-age=60\r\n")
+                .delayed(600ms);
+        },
+        ", stale_while_revalidate = \"30s\"");
+    CHECK(setup.get("/w").body == "page 1");
+    auto refreshing = std::async(std::launch::async, [&setup] { return setup.get("/w"); });
+    REQUIRE(UpstreamServer::wait_until([&] { return setup.upstream->request_count() == 2; }, 2s));
+    auto start = std::chrono::steady_clock::now();
+    Response meanwhile = setup.get("/w");
+    CHECK(meanwhile.body == "page 1");
+    CHECK(meanwhile.header("x-cache-status") == "UPDATING");
+    CHECK(std::chrono::steady_clock::now() - start < 400ms);  // not held for the refresh
+    Response refreshed = refreshing.get();
+    CHECK(refreshed.body == "page 2");
+    CHECK(refreshed.header("x-cache-status") == "EXPIRED");
+    CHECK(setup.get("/w").body == "page 2");
+    CHECK(setup.upstream->request_count() == 2);
+}
+
+TEST_CASE("cache: a reload keeps an unchanged zone, and the access log says cache=", "[cache]") {
+    TempDir logs;
+    auto upstream = std::make_unique<UpstreamServer>(counting_pages());
+    uint16_t metrics_port = unused_port();
+    std::string config = cache_config(upstream->address(), metrics_port) + "\n[log]\naccess = \"" +
+                         logs.path() + "/access.log\"\n";
+    Portico portico(config);
+    auto get = [&](const std::string& target) {
+        std::optional<Response> response = proxy_fetch(portico.port(), get_request(target));
+        REQUIRE(response);
+        return *response;
+    };
+    CHECK(get("/kept").header("x-cache-status") == "MISS");
+    portico.signal(SIGHUP);
+    REQUIRE(portico.wait_for_log("reloaded"));
+    std::this_thread::sleep_for(200ms);
+    for (int i = 0; i < 4; ++i) CHECK(get("/kept").header("x-cache-status") == "HIT");
+    CHECK(upstream->request_count() == 1);
+    REQUIRE(UpstreamServer::wait_until(
+        [&] { return contains(read_text(logs.path() + "/access.log"), "cache=HIT"); }, 3s));
+    CHECK(contains(read_text(logs.path() + "/access.log"), "cache=MISS"));
 }
 
 }  // namespace cache_test
