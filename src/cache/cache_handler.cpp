@@ -35,7 +35,7 @@ private:
         http::Exchange& exchange = *exchange_;
         CacheStream& stream = *stream_;
         exchange.set_listener(nullptr);
-        CacheHandler::Outcome outcome = handler.consult(exchange, stream);
+        CacheHandler::Outcome outcome = handler.consult(exchange, stream, false);
         if (outcome == CacheHandler::Outcome::wait) {
             if (monotonic_ms() < deadline_ms_) {
                 exchange.set_listener(this);
@@ -97,7 +97,7 @@ bool CacheHandler::serve(http::Exchange& exchange) {
     stream->key.clear();
     http::expand(cache_.config.key, request, exchange.client_address(), {}, stream->key);
     stream->hash = hash_key(stream->key);
-    switch (consult(exchange, *stream)) {
+    switch (consult(exchange, *stream, true)) {
     case Outcome::answered:
         return true;
     case Outcome::upstream:
@@ -109,7 +109,8 @@ bool CacheHandler::serve(http::Exchange& exchange) {
     return false;
 }
 
-CacheHandler::Outcome CacheHandler::consult(http::Exchange& exchange, CacheStream& stream) {
+CacheHandler::Outcome CacheHandler::consult(http::Exchange& exchange, CacheStream& stream,
+                                            bool direct) {
     const http::Request& request = exchange.request();
     std::shared_ptr<const CachedObject> object = cache_.lookup(stream.hash, stream.key, request);
     int64_t age = 0;
@@ -118,7 +119,8 @@ CacheHandler::Outcome CacheHandler::consult(http::Exchange& exchange, CacheStrea
         age = age_of(*object, unix_seconds());
         if (is_fresh(*object, age)) {
             stream.mode = CacheStream::Mode::from_cache;
-            answer_from_object(exchange, std::move(object), age, cache_, Result::hit);
+            answer_from_object(direct ? stream.unwrap(exchange) : exchange, std::move(object), age,
+                               cache_, Result::hit);
             return Outcome::answered;
         }
         updating_allowed = !object->facts().revalidate_always &&
@@ -146,7 +148,9 @@ CacheHandler::Outcome CacheHandler::consult(http::Exchange& exchange, CacheStrea
         }
         if (!taken && updating_allowed) {
             stream.mode = CacheStream::Mode::from_cache;
-            answer_from_object(exchange, std::move(stream.stale), age, cache_, Result::updating);
+            std::shared_ptr<const CachedObject> stale = std::move(stream.stale);
+            answer_from_object(direct ? stream.unwrap(exchange) : exchange, std::move(stale), age,
+                               cache_, Result::updating);
             return Outcome::answered;
         }
         if (!taken) return Outcome::wait;

@@ -33,7 +33,9 @@ private:
     enum class Outcome : uint8_t { answered, upstream, wait };
     // The store's answer for the request: a hit, a stale copy, or the
     // upstream (the stream set to store); `wait` when the key is locked.
-    Outcome consult(http::Exchange& exchange, CacheStream& stream);
+    // `direct`: not from inside the filter's exchange (a lock wait), so a
+    // hit may be answered on the exchange it wraps.
+    Outcome consult(http::Exchange& exchange, CacheStream& stream, bool direct);
     // The location's handlers after this one (the proxy), for a request
     // that waited.
     void serve_rest(http::Exchange& exchange);

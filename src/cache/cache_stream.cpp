@@ -40,7 +40,7 @@ bool is_upstream_error(int status) {
 
 bool CacheStream::start(const http::Request& request) {
     request_ = &request;
-    mode = Mode::pass;
+    mode = Mode::idle;
     result = Result::miss;
     holds_lock = taken_over_ = false;
     stale.reset();
@@ -53,6 +53,12 @@ bool CacheStream::start(const http::Request& request) {
     bool cacheable = request.method_name == "GET" || request.method_name == "HEAD";
     cache_.started = cacheable ? this : nullptr;
     return cacheable;
+}
+
+http::Exchange& CacheStream::unwrap(http::Exchange& wrapped) {
+    http::Exchange& client = next().take_over();
+    cache_.filter->unwrap(wrapped, client);
+    return client;
 }
 
 void CacheStream::release_lock() {
@@ -82,7 +88,7 @@ bool CacheStream::answer_stale(int status) {
 }
 
 void CacheStream::head(http::HeadersOut& head) {
-    if (mode == Mode::from_cache) {
+    if (mode == Mode::from_cache || mode == Mode::idle) {
         next().head(head);
         return;
     }

@@ -25,11 +25,12 @@ public:
 
     // What the handler decided for this request, before its content runs.
     enum class Mode : uint8_t {
-        pass,         // the response goes to the client untouched (and is not stored)
-        store,        // stored once complete, if RFC 9111 allows
-        from_cache,   // the handler answers from the cache itself
+        idle,        // the handler did not run (a static file answered): untouched
+        pass,        // the response goes to the client untouched (and is not stored)
+        store,       // stored once complete, if RFC 9111 allows
+        from_cache,  // the handler answers from the cache itself
     };
-    Mode mode = Mode::pass;
+    Mode mode = Mode::idle;
     Result result = Result::miss;  // counted when the head passes
     std::string key;                // the expanded key
     KeyHash hash;
@@ -37,6 +38,10 @@ public:
     std::shared_ptr<const CachedObject> stale;  // for stale_if_error
 
     const http::Request* request() const { return request_; }
+    // For a hit answered at once: the exchange `wrapped` (this stream's)
+    // goes back to the filter, and the hit is answered on what it wrapped,
+    // without the filter's copies of its head.
+    http::Exchange& unwrap(http::Exchange& wrapped);
 
     bool start(const http::Request& request) override;
     void head(http::HeadersOut& head) override;

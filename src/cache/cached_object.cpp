@@ -2,6 +2,7 @@
 
 #include <array>
 
+#include "core/http_date.hpp"
 #include "http/header_text.hpp"
 
 namespace portico::cache {
@@ -29,7 +30,8 @@ void parse_fields(CachedObject& object) {
         std::string_view name = head.substr(0, name_end);
         std::string_view value = head.substr(name_end + 1, value_end - name_end - 1);
         if (http::equals_ignore_case(name, "etag")) object.etag = value;
-        if (http::equals_ignore_case(name, "last-modified")) object.last_modified = value;
+        if (http::equals_ignore_case(name, "last-modified"))
+            object.last_modified = core::parse_http_date(value);
         object.fields.emplace_back(name, value);
         head.remove_prefix(value_end + 1);
     }

@@ -6,7 +6,9 @@
 #pragma once
 
 #include <cstdint>
+#include <ctime>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -23,7 +25,9 @@ struct CachedObject {
     std::string bytes;  // key text, head, body
     std::vector<std::pair<std::string_view, std::string_view>> fields;  // into bytes
     std::string_view etag;
-    std::string_view last_modified;
+    // Last-Modified, read once when the object is copied (a date's parse
+    // costs more than the rest of a hit).
+    std::optional<time_t> last_modified;
 
     const ObjectFacts& facts() const { return where.facts; }
     std::string_view key() const { return std::string_view(bytes).substr(0, facts().key_bytes); }

@@ -23,8 +23,8 @@ constexpr std::array<std::string_view, 6> result_texts = {"HIT",   "MISS",     "
 // The validators a stored response's head carries, for conditional requests.
 struct Validators {
     explicit Validators(const CachedObject& object) : etag(object.etag) {
-        if (std::optional<time_t> parsed = core::parse_http_date(object.last_modified)) {
-            modified = *parsed;
+        if (object.last_modified) {
+            modified = *object.last_modified;
             has_modified = true;
         }
     }

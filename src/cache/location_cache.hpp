@@ -14,6 +14,7 @@
 #include "cache/store.hpp"
 #include "config/config.hpp"
 #include "http/exchange.hpp"
+#include "http/response_filter.hpp"
 #include "metrics/worker_counters.hpp"
 
 namespace portico::cache {
@@ -27,6 +28,7 @@ struct LocationCache {
     Store& store;
     WorkerCopies& copies;
     metrics::WorkerCounters& counters;
+    http::ResponseFilter* filter = nullptr;  // the location's CacheFilter
     // The stream of the request being routed now: set by the filter's
     // start, taken by the handler in the same call chain (serve_location
     // wraps the exchange, then runs the handlers).

@@ -33,6 +33,7 @@ std::unique_ptr<http::Handler> LocationCaches::make_handler(size_t location,
 
 void LocationCaches::put_filter_first(size_t location, http::LocationServing& serving) {
     filters_.push_back(std::make_unique<CacheFilter>(cache_of(location)));
+    cache_of(location).filter = filters_.back().get();
     if (serving.filter) filters_.back()->output_through(*serving.filter);
     serving.filter = filters_.back().get();
 }
