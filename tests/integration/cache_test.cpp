@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "content_decoder.hpp"
 #include "harness.hpp"
 #include "http2_support.hpp"
 #include "proxy_support.hpp"
@@ -346,6 +347,54 @@ TEST_CASE("cache: a reload keeps an unchanged zone, and the access log says cach
     REQUIRE(UpstreamServer::wait_until(
         [&] { return contains(read_text(logs.path() + "/access.log"), "cache=HIT"); }, 3s));
     CHECK(contains(read_text(logs.path() + "/access.log"), "cache=MISS"));
+}
+
+TEST_CASE("cache: with compress, the object is stored once and each client gets its coding",
+          "[cache]") {
+    std::string text;
+    for (int i = 0; i < 200; ++i) text += "line " + std::to_string(i) + " of a page worth compressing\n";
+    UpstreamServer upstream([text](const ReceivedRequest&) {
+        return Reply::text(200, text, "Cache-Control: max-age=60\r\n");
+    });
+    uint16_t metrics_port = unused_port();
+    std::string config = cache_config(upstream.address(), metrics_port);
+    config.replace(config.find("cache = {"), 0, "compress = true\n");
+    Portico portico(config);
+    std::optional<Response> gzipped = fetch_encoded(portico.port(), "/z", "gzip");
+    REQUIRE(gzipped);
+    CHECK(gzipped->header("content-encoding") == "gzip");
+    CHECK(gzipped->header("x-cache-status") == "MISS");
+    CHECK(decode_body("gzip", gzipped->body) == text);
+    std::optional<Response> plain = fetch_encoded(portico.port(), "/z", "");
+    REQUIRE(plain);
+    CHECK(plain->header("content-encoding").empty());
+    CHECK(plain->header("x-cache-status") == "HIT");
+    CHECK(plain->body == text);
+    std::optional<Response> again = fetch_encoded(portico.port(), "/z", "br");
+    REQUIRE(again);
+    CHECK(again->header("content-encoding") == "br");
+    CHECK(decode_body("br", again->body) == text);
+    CHECK(upstream.request_count() == 1);
+}
+
+TEST_CASE("cache: a file of a root and proxy location is not the cache's business", "[cache]") {
+    TempDir www;
+    www.write("file.txt", "from disk\n");
+    UpstreamServer upstream(counting_pages());
+    uint16_t metrics_port = unused_port();
+    std::string config = cache_config(upstream.address(), metrics_port);
+    config.replace(config.find("proxy = \"app\""), 0, "root = \"" + www.path() + "\"\n");
+    Portico portico(config);
+    std::optional<Response> file = proxy_fetch(portico.port(), get_request("/file.txt"));
+    REQUIRE(file);
+    CHECK(file->body == "from disk\n");
+    CHECK(file->header("x-cache-status").empty());
+    for (int i = 0; i < 2; ++i) {
+        std::optional<Response> page = proxy_fetch(portico.port(), get_request("/page"));
+        REQUIRE(page);
+        CHECK(page->body == "page 1 of /page");
+    }
+    CHECK(upstream.request_count() == 1);
 }
 
 }  // namespace cache_test
