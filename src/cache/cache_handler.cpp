@@ -22,7 +22,9 @@ public:
         stream_ = &stream;
         deadline_ms_ = monotonic_ms() + static_cast<uint64_t>(
                                             handler.cache_.config.lock_timeout.count());
-        exchange.hold_request_body();
+        // A body waits unread; without one the client is still read, so
+        // its leaving is heard (a held connection is not read at all).
+        if (exchange.request().has_body()) exchange.hold_request_body();
         exchange.set_listener(this);
         timer_.arm(poll_interval_ms);
     }
@@ -162,7 +164,7 @@ CacheHandler::Outcome CacheHandler::consult(http::Exchange& exchange, CacheStrea
 
 void CacheHandler::serve_rest(http::Exchange& exchange) {
     auto self = std::find(serving_.handlers.begin(), serving_.handlers.end(), this);
-    if (!serving_.streams_body) exchange.resume_request_body();
+    if (!serving_.streams_body && exchange.request().has_body()) exchange.resume_request_body();
     http::serve_handlers({self + 1, serving_.handlers.end()}, exchange);
 }
 

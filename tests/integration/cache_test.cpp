@@ -397,4 +397,64 @@ TEST_CASE("cache: a file of a root and proxy location is not the cache's busines
     CHECK(upstream.request_count() == 1);
 }
 
+TEST_CASE(
+    "cache: a lock waiter gives up after lock_timeout and goes upstream, uncached; one "
+    "that leaves is forgotten",
+    "[cache]") {
+    auto answered = std::make_shared<std::atomic<int>>(0);
+    Setup setup(
+        [answered](const ReceivedRequest&) {
+            int n = ++*answered;
+            return Reply::text(200, "page " + std::to_string(n), "Cache-Control: max-age=60\r\n")
+                .delayed(n == 1 ? 1500ms : 0ms);
+        },
+        ", lock = true, lock_timeout = \"300ms\"");
+    auto slow = std::async(std::launch::async, [&setup] { return setup.get("/t"); });
+    REQUIRE(UpstreamServer::wait_until([&] { return setup.upstream->request_count() == 1; }, 2s));
+    // A waiter that leaves at once: nothing answers it, nothing breaks.
+    {
+        Client leaving(setup.portico.port());
+        leaving.send(get_request("/t"));
+        std::this_thread::sleep_for(50ms);
+    }
+    auto start = std::chrono::steady_clock::now();
+    Response waited = setup.get("/t");
+    auto took = std::chrono::steady_clock::now() - start;
+    // Its own request upstream once the first's lock lapsed (lock_timeout
+    // after the first took it), not held until the first is answered.
+    CHECK(waited.body == "page 2");
+    CHECK(took >= 150ms);
+    CHECK(took < 1200ms);
+    CHECK(slow.get().body == "page 1");
+    CHECK(setup.get("/t").body == "page 1");      // the last stored
+    CHECK(setup.upstream->request_count() == 2);  // none for the client that left
+}
+
+TEST_CASE(
+    "cache: an invalid Cache-Control, an enormous Vary, private and no-store are never "
+    "stored",
+    "[cache]") {
+    std::string vary = "Vary: ";
+    for (int i = 0; i < 40; ++i) vary += (i ? ", X-Field-" : "X-Field-") + std::to_string(i);
+    Setup setup(
+        [vary](const ReceivedRequest& request) {
+            std::string extra =
+                request.target == "/bad"       ? "Cache-Control: max-age=soon\r\n"
+                : request.target == "/vary"    ? "Cache-Control: max-age=60\r\n" + vary + "\r\n"
+                : request.target == "/private" ? "Cache-Control: private, max-age=60\r\n"
+                                               : "Cache-Control: no-store\r\n";
+            return Reply::text(200, "for " + request.target, extra);
+        },
+        ", valid = { 200 = \"1m\" }");
+    for (const char* target : {"/bad", "/vary", "/private", "/nostore"}) {
+        for (int i = 0; i < 2; ++i) {
+            Response response = setup.get(target);
+            CHECK(response.status == 200);
+            CHECK(response.body == std::string("for ") + target);
+            CHECK(response.header("x-cache-status") == "MISS");
+        }
+        CHECK(requests_for(*setup.upstream, target) == 2);
+    }
+}
+
 }  // namespace cache_test
