@@ -132,12 +132,6 @@ CacheHandler::Outcome CacheHandler::consult(http::Exchange& exchange, CacheStrea
     } else {
         stream.result = Result::miss;
     }
-    // A HEAD or Range miss goes upstream as it is and is not stored (the
-    // whole object comes with the next GET).
-    if (request.is_head() || !request.header("range").empty()) {
-        stream.mode = CacheStream::Mode::pass;
-        return Outcome::upstream;
-    }
     // The fill lock: for `lock`, and for the one request that refreshes a
     // copy others answer stale meanwhile (stale_while_revalidate).
     if (cache_.config.lock || updating_allowed) {
@@ -159,6 +153,10 @@ CacheHandler::Outcome CacheHandler::consult(http::Exchange& exchange, CacheStrea
         stream.holds_lock = true;
     }
     stream.mode = CacheStream::Mode::store;
+    // The whole object is fetched to be stored, for a HEAD or a Range too
+    // (the client gets its head, or the whole: RFC 9110 14.2 lets a server
+    // ignore Range); a conditional miss gets the object, not a 304.
+    request.upstream_whole_object = true;
     return Outcome::upstream;
 }
 

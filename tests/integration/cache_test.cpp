@@ -457,4 +457,33 @@ TEST_CASE(
     }
 }
 
+TEST_CASE("cache: a HEAD, Range or conditional miss fetches the whole object as a GET", "[cache]") {
+    Setup setup([](const ReceivedRequest& request) {
+        // What the upstream was asked, in the body, so the test sees it.
+        std::string asked = request.method + " range=" + request.header("range") +
+                            " inm=" + request.header("if-none-match");
+        return Reply::text(200, asked, "Cache-Control: max-age=60\r\nETag: \"e\"\r\n");
+    });
+    Response head = setup.get("/head", "", "HEAD");
+    CHECK(head.status == 200);
+    CHECK(head.body.empty());
+    CHECK(head.header("x-cache-status") == "MISS");
+    Response after_head = setup.get("/head");
+    CHECK(after_head.header("x-cache-status") == "HIT");
+    CHECK(after_head.body == "GET range= inm=");
+
+    Response range = setup.get("/range", "Range: bytes=0-2\r\n");
+    CHECK(range.status == 200);  // the whole, as RFC 9110 lets a server answer a Range
+    CHECK(range.body == "GET range= inm=");
+    Response range_hit = setup.get("/range", "Range: bytes=0-2\r\n");
+    CHECK(range_hit.status == 206);
+    CHECK(range_hit.body == "GET");
+
+    Response conditional = setup.get("/cond", "If-None-Match: \"e\"\r\n");
+    CHECK(conditional.status == 200);
+    CHECK(conditional.body == "GET range= inm=");
+    CHECK(setup.get("/cond", "If-None-Match: \"e\"\r\n").status == 304);
+    CHECK(setup.upstream->request_count() == 3);
+}
+
 }  // namespace cache_test
