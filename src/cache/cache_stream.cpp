@@ -8,10 +8,6 @@ namespace portico::cache {
 
 namespace {
 
-// A Vary with more fields than this (or longer) is not stored: each
-// variant is an entry, and the request fields it names go into its key.
-constexpr size_t max_vary_fields = 16;
-constexpr size_t max_vary_bytes = 1024;
 // A body buffer kept for the next response up to this capacity.
 constexpr size_t kept_body_capacity = 1 << 20;
 
@@ -101,16 +97,17 @@ void CacheStream::head(http::HeadersOut& head) {
         std::string date = joined(head.fields, "date");
         std::string age = joined(head.fields, "age");
         std::string vary = joined(head.fields, "vary");
-        RequestFacts request{request_->method_name, !request_->header("authorization").empty(),
+        // What the upstream was asked (a HEAD miss is fetched as a GET).
+        std::string_view method =
+            request_->upstream_whole_object ? std::string_view("GET") : request_->method_name;
+        RequestFacts request{method, !request_->header("authorization").empty(),
                              request_->header("cache-control")};
         ResponseFacts response{head.status, cache_control, expires, date, age, vary,
                                has_field(head.fields, "set-cookie")};
         policy_ = decide_storage(request, response, cache_.config.valid,
                                  std::chrono::system_clock::now());
-        size_t vary_bytes = 0;
-        for (const std::string& name : policy_.vary) vary_bytes += name.size() + 1;
-        if (!policy_.storable || head.status == 206 || policy_.vary.size() > max_vary_fields ||
-            vary_bytes > max_vary_bytes ||
+        // An enormous Vary is refused by the policy (max_vary_names).
+        if (!policy_.storable || head.status == 206 ||
             (head.length && *head.length > cache_.store.max_object_bytes())) {
             stop_storing();
         } else {

@@ -27,7 +27,6 @@ public:
 
     Store& store(size_t zone) const { return *zones_[zone].store; }  // config.caches[zone]
     size_t size() const { return zones_.size(); }
-    const std::string& name(size_t zone) const { return zones_[zone].name; }
 
     // POST /cache/purge: the objects whose key is `key` (exact) or starts
     // with `prefix`, in every zone; their count.

@@ -203,13 +203,6 @@ bool Store::insert(KeyHash key, const ObjectFacts& facts, std::span<const std::s
     return true;
 }
 
-bool Store::remove(KeyHash key) {
-    Entry* entry = lookup(key);
-    if (entry == nullptr) return false;
-    unlink(static_cast<uint32_t>(entry - entries()));
-    return true;
-}
-
 size_t Store::remove_if(const std::function<bool(std::string_view key)>& matches) {
     size_t removed = 0;
     Entry* all = entries();

@@ -88,7 +88,6 @@ public:
     bool insert(KeyHash key, const ObjectFacts& facts, std::span<const std::string_view> parts);
     // Removes the objects whose key text `matches`; their count.
     size_t remove_if(const std::function<bool(std::string_view key)>& matches);
-    bool remove(KeyHash key);
 
     // The largest object that may be stored (a quarter of the blocks: one
     // object never empties the zone).

@@ -397,10 +397,8 @@ TEST_CASE("cache: a file of a root and proxy location is not the cache's busines
     CHECK(upstream.request_count() == 1);
 }
 
-TEST_CASE(
-    "cache: a lock waiter gives up after lock_timeout and goes upstream, uncached; one "
-    "that leaves is forgotten",
-    "[cache]") {
+TEST_CASE("cache: a lock waiter goes upstream after lock_timeout, and one that leaves is forgotten",
+          "[cache]") {
     auto answered = std::make_shared<std::atomic<int>>(0);
     Setup setup(
         [answered](const ReceivedRequest&) {

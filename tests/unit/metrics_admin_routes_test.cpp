@@ -173,7 +173,7 @@ TEST_CASE("admin: query values, first of a repeated key, undecoded", "[metrics][
     CHECK(query_value("name=a%2Fb", "name") == "a%2Fb");
 }
 
-TEST_CASE("admin: cache purge by key or prefix, decoded; 400 without either or with a bad one",
+TEST_CASE("admin: cache purge by key or prefix, decoded, and 400 without either or with a bad one",
           "[metrics][admin][cache]") {
     Listener listener;
     CHECK(listener.answer("POST", "/cache/purge?key=a").status == 404);  // no zone
