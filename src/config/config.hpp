@@ -290,6 +290,32 @@ struct AuthConfig {
     bool forward = false;
 };
 
+// [cache.NAME]: a response cache zone, one region of shared memory every
+// worker stores into and answers from (cache/cache_zones.hpp).
+struct CacheZoneConfig {
+    std::string name;
+    uint64_t memory = 0;  // the shared-memory tier: bodies, heads and index
+    // The disk tier: checked (a folder that can be created and written),
+    // not built yet.
+    std::string path;
+    uint64_t max_size = 0;
+    SourcePosition where;  // of the [cache.NAME] table
+};
+
+// cache = { zone, valid, key, ... }: nginx's proxy_cache and its
+// proxy_cache_* directives (docs/configuration.md, "Response cache").
+struct LocationCacheConfig {
+    size_t zone = 0;  // index into Config::caches
+    // status -> freshness where the upstream says nothing; status 0: "any".
+    std::vector<std::pair<int, std::chrono::seconds>> valid;
+    Template key;  // "$scheme$host$request_uri" unless set
+    bool lock = false;
+    Duration lock_timeout{std::chrono::seconds(5)};
+    std::chrono::seconds stale_while_revalidate{0};
+    std::chrono::seconds stale_if_error{0};
+    std::string status_header;  // "": the result is not shown to clients
+};
+
 struct LocationConfig {
     std::string name;  // label in metrics and logs; defaults to the match text
     MatchKind match = MatchKind::prefix;
@@ -352,6 +378,9 @@ struct LocationConfig {
     // Responses of this location are compressed on the fly (static and
     // proxied alike); nullopt: never.
     std::optional<CompressConfig> compress;
+
+    // Proxied responses stored in and answered from a cache zone.
+    std::optional<LocationCacheConfig> cache;
 };
 
 // A site name: "example.com", "*.example.com" or a regex "~^(?<sub>.+)\\.example\\.com$".
@@ -385,6 +414,7 @@ struct Config {
     std::vector<LocationConfig> locations;  // every site's, in file order
     std::vector<SiteConfig> sites;          // at least one once loaded
     std::vector<LimitConfig> limits;        // [limit.NAME], in file order
+    std::vector<CacheZoneConfig> caches;    // [cache.NAME], in file order
 };
 
 struct ConfigError {

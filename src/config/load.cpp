@@ -69,6 +69,9 @@ void read_top_level(const toml::table& root, LoadContext& context, Config& confi
         read_limit_zones(*limits, context, config.limits);
     }
     context.limits = &config.limits;
+    if (const toml::node* caches = top.get("cache"))
+        read_cache_zones(*caches, context, config.caches);
+    context.caches = &config.caches;
     // Named upstreams first: locations refer to them and append inline ones.
     if (const toml::node* upstream = top.get("upstream")) {
         read_upstreams(*upstream, context, config.upstreams);

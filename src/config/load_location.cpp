@@ -245,6 +245,7 @@ LocationConfig read_location(const toml::table& table, size_t number, LoadContex
     read_access(reader, label, context.diagnostics, location);
     read_auth(reader, label, context, location);
     read_compression(reader, label, context.diagnostics, location);
+    read_location_cache(reader, label, context, location);
     check_actions(reader, label, context.diagnostics, location);
     reader.finish();
     return location;

@@ -20,6 +20,8 @@ struct LoadContext {
     std::filesystem::path folder;  // of the config file; anchors relative paths
     // The [limit.NAME] tables, read before the locations that name them.
     const std::vector<LimitConfig>* limits = nullptr;
+    // The [cache.NAME] tables, read before the locations that name them.
+    const std::vector<CacheZoneConfig>* caches = nullptr;
 };
 
 struct FileText {
@@ -125,6 +127,13 @@ void read_limit_zones(const toml::node& node, LoadContext& context,
 // A location's limit and max_concurrent keys.
 void read_limits(TableReader& reader, const std::string& label, LoadContext& context,
                  LocationConfig& location);
+
+// The [cache.NAME] tables (load_cache.cpp), in file order, and a
+// location's `cache` key (after its proxy is read).
+void read_cache_zones(const toml::node& node, LoadContext& context,
+                      std::vector<CacheZoneConfig>& caches);
+void read_location_cache(TableReader& reader, const std::string& label, LoadContext& context,
+                         LocationConfig& location);
 
 // A location's allow and deny keys (load_access.cpp).
 void read_access(TableReader& reader, const std::string& label, Diagnostics& diagnostics,

@@ -73,6 +73,13 @@ struct RequestFields {
     mutable bool limits_counted = false;
     // The limit or access rule that refused the request, for the access log.
     mutable std::string_view refused_by;
+    // What the response cache did ("HIT", "MISS", ...), for the access log;
+    // empty: no cache.
+    mutable std::string_view cache_result;
+    // The response cache fills an entry with this request: the upstream is
+    // asked for the whole object (GET, without Range or conditions), and the
+    // client still gets what it asked for (its head for HEAD).
+    mutable bool upstream_whole_object = false;
 };
 
 // The text request_id views: left out of the reset (it is written before

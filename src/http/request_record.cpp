@@ -42,6 +42,7 @@ void log_finished_request(ServerContext& server, const FinishedRequest& finished
     // app's log, and a static one still has its own.
     entry.request_id = request_id(request);
     entry.refused_by = request.refused_by;
+    entry.cache_result = request.cache_result;
     server.access_log.log(entry);
 }
 

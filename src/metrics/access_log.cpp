@@ -216,6 +216,10 @@ void format_combined(std::string& out, const AccessRecord& r) {
     // Config names (a [limit.NAME] may hold any character): escaped.
     out += " refused=";
     append_escaped(out, r.refused_by.empty() ? std::string_view("-") : r.refused_by);
+    if (!r.cache_result.empty()) {
+        out += " cache=";
+        out += r.cache_result;
+    }
 }
 
 void format_json(std::string& out, const AccessRecord& r) {
@@ -272,6 +276,11 @@ void format_json(std::string& out, const AccessRecord& r) {
     append_json_string_or_null(out, r.request_id);
     out += ",\"refused\":";
     append_json_string_or_null(out, r.refused_by);
+    if (!r.cache_result.empty()) {
+        out += ",\"cache\":\"";
+        out += r.cache_result;
+        out += '"';
+    }
     out += '}';
 }
 

@@ -50,6 +50,7 @@ struct AccessRecord {
     std::string_view tls_protocol{};     // "TLSv1.3"; "" over cleartext
     std::string_view tls_cipher{};       // "TLS_AES_128_GCM_SHA256"; "" over cleartext
     std::string_view request_id{};       // $request_id, as sent upstream in X-Request-ID
+    std::string_view cache_result{};     // the response cache's result; "" without a cache
     std::string_view refused_by{};       // the limit or access rule that refused it; "" if none
 };
 

@@ -64,8 +64,51 @@ std::string saved_names(const SavedSnapshots& snapshots) {
 }
 
 AdminResponse metrics_text(const AdminRequest&, AdminContext& context) {
-    return {.content_type = "text/plain; version=0.0.4; charset=utf-8",
-            .body = render_prometheus(context.counters.snapshot())};
+    std::string body = render_prometheus(context.counters.snapshot());
+    if (context.more_metrics) body += context.more_metrics();
+    return {.content_type = "text/plain; version=0.0.4; charset=utf-8", .body = std::move(body)};
+}
+
+// A query value's percent-encoding undone ('+' stays '+': keys hold
+// URLs); nullopt for a bad escape.
+std::optional<std::string> percent_decoded(std::string_view value) {
+    auto hex = [](char c) {
+        return c >= '0' && c <= '9'   ? c - '0'
+               : c >= 'a' && c <= 'f' ? c - 'a' + 10
+               : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                      : -1;
+    };
+    std::string out;
+    for (size_t i = 0; i < value.size(); ++i) {
+        if (value[i] != '%') {
+            out += value[i];
+            continue;
+        }
+        if (i + 2 >= value.size()) return std::nullopt;
+        int high = hex(value[i + 1]);
+        int low = hex(value[i + 2]);
+        if (high < 0 || low < 0) return std::nullopt;
+        out += static_cast<char>(high * 16 + low);
+        i += 2;
+    }
+    return out;
+}
+
+AdminResponse purge_cache(const AdminRequest& request, AdminContext& context) {
+    if (!context.purge_cache) return text(404, "404 Not Found: no [cache.NAME] zone\n");
+    std::optional<std::string_view> key = query_value(request.query, "key");
+    std::optional<std::string_view> prefix = query_value(request.query, "prefix");
+    if (!key == !prefix)
+        return text(400,
+                    "400 Bad Request: key=KEY or prefix=P is required (the expanded key, "
+                    "percent-encoded)\n");
+    std::optional<std::string> decoded = percent_decoded(key ? *key : *prefix);
+    if (!decoded || decoded->empty())
+        return text(400, "400 Bad Request: " + std::string(key ? "key" : "prefix") +
+                             " is empty or badly percent-encoded\n");
+    size_t purged = context.purge_cache(*decoded, !key);
+    log::info("cache purge of {} '{}': {} objects", key ? "key" : "prefix", *decoded, purged);
+    return json(200, "{\"purged\": " + std::to_string(purged) + "}");
 }
 
 AdminResponse stats(const AdminRequest&, AdminContext& context) {
@@ -128,7 +171,8 @@ struct Route {
     AdminResponse (*answer)(const AdminRequest&, AdminContext&);
 };
 
-constexpr std::array<Route, 7> routes = {{
+constexpr std::array<Route, 8> routes = {{
+    {"/cache/purge", "POST", purge_cache},
     {"/metrics", "GET", metrics_text},
     {"/stats", "GET", stats},
     {"/stats/reset", "POST", reset},

@@ -10,6 +10,7 @@
 //   POST /stats/snapshot?name=NAME   save the counters under NAME: 201
 //   GET  /stats/snapshots  the saved snapshots
 //   GET  /stats/compare?a=NAME&b=NAME   two snapshots side by side
+//   POST /cache/purge?key=KEY or ?prefix=P   remove cached objects: 200 {"purged": N}
 //   GET  /healthz          200 while the workers accept, else 503
 //
 // HEAD is answered wherever GET is. An unknown path is 404, a known one
@@ -34,6 +35,13 @@ struct AdminContext {
     // More members of /stats' object from the layers above ("\"acme\":{...}"),
     // or "" (unset: none).
     std::function<std::string()> more_stats = nullptr;
+    // POST /cache/purge: removes the cached objects whose key is `key`
+    // (exact) or starts with it (`prefix`); their count. Unset: no cache
+    // zone, the route answers 404.
+    std::function<size_t(std::string_view key, bool prefix)> purge_cache = nullptr;
+    // More Prometheus text for /metrics from the layers above (the cache
+    // zones' bytes and objects), or "" (unset: none).
+    std::function<std::string()> more_metrics = nullptr;
 };
 
 struct AdminRequest {

@@ -40,6 +40,7 @@ void LocationCounters::clear() {
     for (std::atomic<uint64_t>& counter : responses) counter.store(0, std::memory_order_relaxed);
     for (std::atomic<uint64_t>& counter : access_denied)
         counter.store(0, std::memory_order_relaxed);
+    for (std::atomic<uint64_t>& counter : cache) counter.store(0, std::memory_order_relaxed);
     response_bytes.store(0, std::memory_order_relaxed);
     sendfile_bytes.store(0, std::memory_order_relaxed);
     request_duration.clear();

@@ -58,11 +58,18 @@ inline constexpr std::array<std::string_view, 3> proxy_protocol_error_names = {"
 enum class AccessDenial : uint8_t { address, auth };
 inline constexpr std::array<std::string_view, 2> access_denial_names = {"address", "auth"};
 
+// What the response cache did with a request (portico_cache_requests_total's
+// result; cache/cache_result.hpp).
+enum class CacheResult : uint8_t { hit, miss, expired, stale, updating, bypass };
+inline constexpr std::array<std::string_view, 6> cache_result_names = {
+    "hit", "miss", "expired", "stale", "updating", "bypass"};
+
 // Cache-line aligned so two entries never share a line with another slot's.
 struct alignas(64) LocationCounters {
     std::array<std::atomic<uint64_t>, status_slot_count> responses{};
     std::array<std::atomic<uint64_t>, access_denial_names.size()>
         access_denied{};  // by AccessDenial
+    std::array<std::atomic<uint64_t>, cache_result_names.size()> cache{};  // by CacheResult
     std::atomic<uint64_t> response_bytes{0};
     std::atomic<uint64_t> sendfile_bytes{0};
     HistogramSlot request_duration;

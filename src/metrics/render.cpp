@@ -272,6 +272,16 @@ void render_refusals(PrometheusText& text, const Snapshot& snapshot) {
                     "portico_access_denied_total",
                     labels({{"location", location.name}, {"reason", access_denial_names[reason]}}),
                     location.access_denied[reason]);
+    text.family("portico_cache_requests_total", "counter",
+                "Requests to a location with a response cache, by location and result (hit, "
+                "miss, expired, stale, updating, bypass).");
+    for (const LocationSnapshot& location : snapshot.locations)
+        for (size_t result = 0; result < cache_result_names.size(); ++result)
+            if (location.cache[result] != 0)
+                text.sample(
+                    "portico_cache_requests_total",
+                    labels({{"location", location.name}, {"result", cache_result_names[result]}}),
+                    location.cache[result]);
 }
 
 void render_upstream_queues(PrometheusText& text, const Snapshot& snapshot) {

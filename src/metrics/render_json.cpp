@@ -162,6 +162,11 @@ void locations(JsonText& json, const Snapshot& snapshot) {
         for (size_t reason = 0; reason < access_denial_names.size(); ++reason)
             json.field(access_denial_names[reason], location.access_denied[reason]);
         json.close('}');
+        json.key("cache");
+        json.open('{');
+        for (size_t result = 0; result < cache_result_names.size(); ++result)
+            json.field(cache_result_names[result], location.cache[result]);
+        json.close('}');
         histogram(json, "request_duration", location.request_duration);
         histogram(json, "upstream_duration", location.upstream_duration);
         histogram(json, "proxy_overhead", location.proxy_overhead);

@@ -18,6 +18,7 @@ uint64_t add_location(LocationSnapshot& into, const LocationCounters& from) {
     }
     for (size_t i = 0; i < into.access_denied.size(); ++i)
         into.access_denied[i] += load(from.access_denied[i]);
+    for (size_t i = 0; i < into.cache.size(); ++i) into.cache[i] += load(from.cache[i]);
     into.response_bytes += load(from.response_bytes);
     into.sendfile_bytes += load(from.sendfile_bytes);
     into.request_duration.add(from.request_duration);
@@ -57,6 +58,7 @@ LocationSnapshot all_locations(const Snapshot& snapshot) {
             sum.responses[slot] += location.responses[slot];
         for (size_t i = 0; i < sum.access_denied.size(); ++i)
             sum.access_denied[i] += location.access_denied[i];
+        for (size_t i = 0; i < sum.cache.size(); ++i) sum.cache[i] += location.cache[i];
         sum.response_bytes += location.response_bytes;
         sum.sendfile_bytes += location.sendfile_bytes;
         sum.request_duration.add(location.request_duration);

@@ -30,6 +30,7 @@ struct LocationSnapshot {
     std::string name;
     std::array<uint64_t, status_slot_count> responses{};  // by status_slot()
     std::array<uint64_t, access_denial_names.size()> access_denied{};  // by AccessDenial
+    std::array<uint64_t, cache_result_names.size()> cache{};           // by CacheResult
     uint64_t response_bytes = 0;
     uint64_t sendfile_bytes = 0;
     HistogramSnapshot request_duration{};

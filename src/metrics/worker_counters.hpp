@@ -113,6 +113,13 @@ public:
             uint64_t{1});
     }
 
+    // What a location's response cache did with a request.
+    void count_cache(size_t location, CacheResult result) {
+        catch_up_with_reset();
+        bump(locations_[entries_.locations[location + 1]].cache[static_cast<size_t>(result)],
+             uint64_t{1});
+    }
+
     // `upstream` indexes Config::upstreams, `server` its servers.
     void upstream_connected(size_t upstream, size_t server, uint64_t connect_ns) {
         catch_up_with_reset();

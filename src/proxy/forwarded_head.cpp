@@ -40,6 +40,14 @@ bool is_hidden(std::string_view name, const std::vector<std::string>& hidden) {
     return false;
 }
 
+// A part of the object, or none if unchanged: what a cache fill leaves out.
+bool asks_for_part(std::string_view name) {
+    return equals_ignore_case(name, "range") || equals_ignore_case(name, "if-range") ||
+           equals_ignore_case(name, "if-none-match") ||
+           equals_ignore_case(name, "if-modified-since") || equals_ignore_case(name, "if-match") ||
+           equals_ignore_case(name, "if-unmodified-since");
+}
+
 }  // namespace
 
 bool is_websocket_request(const http::Request& request, const config::LocationConfig& location) {
@@ -51,7 +59,8 @@ void write_upstream_request_head(http::ResponseHead& head, const http::Request& 
                                  const http::PeerAddress& client, UpstreamRequestRules& rules,
                                  std::string_view server_host, bool websocket, bool keep_alive) {
     using Rules = UpstreamRequestRules;
-    head.append(request.method_name);
+    bool whole_object = request.upstream_whole_object;
+    head.append(whole_object ? std::string_view("GET") : request.method_name);
     head.append(" ");
     rules.write_target(head, request);
     head.append(" HTTP/1.1\r\n");
@@ -74,7 +83,8 @@ void write_upstream_request_head(http::ResponseHead& head, const http::Request& 
             equals_ignore_case(name, "expect") ||
             // The body's framing is ours to write (below).
             equals_ignore_case(name, "content-length") ||
-            equals_ignore_case(name, "transfer-encoding") || (has_rules && rules.sets(name)))
+            equals_ignore_case(name, "transfer-encoding") || (has_rules && rules.sets(name)) ||
+            (whole_object && asks_for_part(name)))
             continue;
         if (equals_ignore_case(name, "x-forwarded-for")) {
             has_forwarded_for = true;

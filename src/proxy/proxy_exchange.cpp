@@ -37,7 +37,7 @@ ProxyExchange::ProxyExchange(http::Exchange& exchange, Upstream& upstream,
       buffers_(buffers),
       response_buffers_(response_buffers),
       poller_(poller),
-      parser_(exchange.request().is_head(), *this) {}
+      parser_(exchange.request().is_head() && !exchange.request().upstream_whole_object, *this) {}
 
 ProxyExchange::~ProxyExchange() {
     response_buffers_.release(input_);

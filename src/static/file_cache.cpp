@@ -7,9 +7,11 @@
 #include <charconv>
 
 #include "core/log.hpp"
-#include "static/conditional.hpp"
+#include "http/conditional.hpp"
 
 namespace portico::staticfiles {
+
+using http::make_etag;
 
 namespace {
 

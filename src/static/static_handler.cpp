@@ -10,10 +10,15 @@
 #include "http/accept_encoding.hpp"
 #include "http/path_encoding.hpp"
 #include "http/status.hpp"
-#include "static/conditional.hpp"
-#include "static/range.hpp"
+#include "http/conditional.hpp"
+#include "http/range.hpp"
 
 namespace portico::staticfiles {
+
+using http::ByteRange;
+using http::if_range_holds;
+using http::not_modified;
+using http::parse_byte_range;
 
 StaticHandler::StaticHandler(const config::LocationConfig& location, const LocationFiles& files,
                              FileCache& cache, const MimeTypes& mime)

@@ -21,11 +21,12 @@ namespace portico::worker {
 
 Composition::Composition(http::ServerContext& server, uint16_t https_port,
                          const access::LimitZones& limits, const tls::UpstreamTlsSet* upstream_tls,
-                         const acme::Board* acme_board)
+                         const acme::Board* acme_board, const cache::CacheZones* caches)
     : mime_(server.config.mime),
       file_cache_(server.poller),
       waiting_(server.poller),
-      passwords_(server.loop) {
+      passwords_(server.loop),
+      caches_(caches, server) {
     // First: every later step, handler and log line sees the real client.
     if (!server.config.server.trusted_proxies.empty()) {
         steps_.push_back(
@@ -85,6 +86,9 @@ Composition::Composition(http::ServerContext& server, uint16_t https_port,
         std::optional<size_t> upstream = location.upstream;
         if (location.try_files && location.try_files->upstream)
             upstream = location.try_files->upstream;
+        // The cache answers before the proxy, and what the proxy sends
+        // goes through its filter first (below).
+        if (location.cache) add(caches_.make_handler(i, serving));
         if (upstream)
             add(std::make_unique<proxy::ProxyHandler>(*upstreams_[*upstream], location,
                                                       server.buffers, upstream_buffers_,
@@ -119,6 +123,9 @@ Composition::Composition(http::ServerContext& server, uint16_t https_port,
                 serving.steps = {steps_.back().get()};
             }
         }
+        // Closest to the handlers: it stores what they send, before
+        // compression and error pages change it.
+        if (location.cache) caches_.put_filter_first(i, serving);
     }
 }
 

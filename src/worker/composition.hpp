@@ -13,6 +13,7 @@
 
 #include "access/limit_zones.hpp"
 #include "access/password_verifier.hpp"
+#include "cache/location_caches.hpp"
 #include "compress/compressed_cache.hpp"
 #include "compress/encoder_memory.hpp"
 #include "core/buffer_pool.hpp"
@@ -43,10 +44,11 @@ public:
     // limits share with the other workers. `upstream_tls`: the contexts of
     // the upstreams with `tls`, which must outlive it (nullptr: the config
     // has none). `acme_board`: where the ACME process publishes the HTTP-01
-    // challenges (nullptr: no [acme]).
+    // challenges (nullptr: no [acme]). `caches`: the response cache's
+    // stores (nullptr: none).
     Composition(http::ServerContext& server, uint16_t https_port, const access::LimitZones& limits,
                 const tls::UpstreamTlsSet* upstream_tls = nullptr,
-                const acme::Board* acme_board = nullptr);
+                const acme::Board* acme_board = nullptr, const cache::CacheZones* caches = nullptr);
     ~Composition();
     Composition(const Composition&) = delete;
     Composition& operator=(const Composition&) = delete;
@@ -84,6 +86,9 @@ private:
     // Basic auth's password hashes, off the loop, and their answers
     // remembered (shared by the worker's auth locations).
     access::PasswordVerifier passwords_;
+    // Each cache location's handler state and filter, and the worker's
+    // copies of the zones' objects.
+    cache::LocationCaches caches_;
     // Declared last: they refer to the members above.
     std::vector<std::unique_ptr<http::AdmissionCheck>> checks_;
     std::vector<std::unique_ptr<http::RequestStep>> steps_;

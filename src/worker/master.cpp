@@ -177,9 +177,9 @@ bool Master::spawn(unsigned slot) {
         }
         // None of the metrics sockets: a client the master closes must see the close.
         metrics_ = AdminEndpoint();
-        _exit(run_worker(*config_, {tls_.get(), *upstream_tls_, acme_board_.get(), *limits_}, slot,
-                         mine, *counters_, lease.slot, master, ready_write_.get(),
-                         handled_signals()));
+        _exit(run_worker(
+            *config_, {tls_.get(), *upstream_tls_, acme_board_.get(), *limits_, *caches_}, slot,
+            mine, *counters_, lease.slot, master, ready_write_.get(), handled_signals()));
     }
     int64_t now = monotonic_ms();
     workers_.push_back({pid, slot, generation_, now, false, lease.slot, false});
@@ -205,6 +205,11 @@ int Master::run() {
     limits_ = access::LimitZones::create(*config_, nullptr, error);
     if (!limits_) {
         log::critical("cannot map the limits' shared tables: {}", error);
+        return 1;
+    }
+    caches_ = cache::CacheZones::create(*config_, nullptr, error);
+    if (!caches_) {
+        log::critical("cannot map the cache zones: {}", error);
         return 1;
     }
     counters_->register_names(*config_);
@@ -233,8 +238,13 @@ int Master::run() {
     restart_acme_process();
     ready_pending_ = true;
 
-    metrics::AdminContext admin{*counters_, snapshots_, [this] { return workers_accepting(); },
-                                [this] { return certificate_stats(); }};
+    metrics::AdminContext admin{
+        *counters_,
+        snapshots_,
+        [this] { return workers_accepting(); },
+        [this] { return certificate_stats(); },
+        [this](std::string_view key, bool prefix) { return caches_->purge(key, prefix); },
+        [this] { return caches_->render_metrics(); }};
     std::vector<pollfd> pfds;
     while (!done_) {
         // poll(2) skips an entry whose fd is -1 (no [metrics], or its
@@ -473,6 +483,12 @@ void Master::reload() {
         reload_failed("cannot map the limits' shared tables: " + error);
         return;
     }
+    std::unique_ptr<cache::CacheZones> next_caches =
+        cache::CacheZones::create(*next, caches_.get(), error);
+    if (!next_caches) {
+        reload_failed("cannot map the cache zones: " + error);
+        return;
+    }
     for (const std::string& name : counters_->register_names(*next))
         log::warn("no room left in the counters for '{}': it is counted from the next restart",
                   name);
@@ -482,6 +498,7 @@ void Master::reload() {
     config_ = std::move(next);
     tls_ = std::move(next_tls);
     limits_ = std::move(next_limits);
+    caches_ = std::move(next_caches);
     upstream_tls_ = std::move(next_upstream_tls);
     acme_board_ = std::move(next_board);
     file_certificates_ = tls::read_file_certificates(*config_);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "access/limit_zones.hpp"
+#include "cache/cache_zones.hpp"
 #include "acme/board.hpp"
 #include "acme/staple_board.hpp"
 #include "config/config.hpp"
@@ -104,6 +105,7 @@ private:
     std::unique_ptr<metrics::SharedCounters> counters_;
     // The limits' tables, shared with the workers (access/limit_zones.hpp).
     std::unique_ptr<access::LimitZones> limits_;
+    std::unique_ptr<cache::CacheZones> caches_;
     // Made once, before the first fork, and kept across reloads: a reload
     // does not end every client's session.
     std::unique_ptr<tls::TicketKeys> ticket_keys_;

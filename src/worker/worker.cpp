@@ -101,7 +101,8 @@ Worker::Worker(const config::Config& config, const Inherited& inherited, unsigne
     server_ = std::make_unique<http::ServerContext>(&loop_, config, std::move(counters), slot);
     server_->on_connection_closed = [this] { on_connection_closed(); };
     composition_ = std::make_unique<Composition>(*server_, https_port(listen_fds), inherited.limits,
-                                                 &inherited.upstream_tls, inherited.acme_board);
+                                                 &inherited.upstream_tls, inherited.acme_board,
+                                                 &inherited.caches);
     if (inherited.tls) tls_ = std::make_unique<tls::WorkerTls>(*inherited.tls, server_->counters);
     for (const ListenFd& socket : listen_fds) {
         auto listener = std::make_unique<Listener>();

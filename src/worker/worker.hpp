@@ -9,6 +9,7 @@
 
 #include "access/limit_zones.hpp"
 #include "acme/board.hpp"
+#include "cache/cache_zones.hpp"
 #include "config/config.hpp"
 #include "metrics/shared_counters.hpp"
 #include "tls/server_tls.hpp"
@@ -23,6 +24,7 @@ struct Inherited {
     const tls::UpstreamTlsSet& upstream_tls;  // the contexts of the upstreams with `tls`
     const acme::Board* acme_board;     // what the ACME process publishes (nullptr: no [acme])
     const access::LimitZones& limits;  // the limits' tables, shared with the other workers
+    const cache::CacheZones& caches;   // the response cache's stores, shared likewise
 };
 
 // A listening socket the master handed down.

@@ -9,10 +9,10 @@
 
 #include "core/http_date.hpp"
 #include "fuzz_support.hpp"
-#include "static/conditional.hpp"
-#include "static/range.hpp"
+#include "http/conditional.hpp"
+#include "http/range.hpp"
 
-using namespace portico::staticfiles;
+using namespace portico::http;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t length) {
     if (length < 8) return 0;

@@ -173,3 +173,26 @@ TEST_CASE("admin: query values, first of a repeated key, undecoded", "[metrics][
     CHECK_FALSE(query_value("b=1", "a"));
     CHECK(query_value("name=a%2Fb", "name") == "a%2Fb");
 }
+
+TEST_CASE("admin: cache purge by key or prefix, decoded, and 400 without either or with a bad one",
+          "[metrics][admin][cache]") {
+    Listener listener;
+    CHECK(listener.answer("POST", "/cache/purge?key=a").status == 404);  // no zone
+    std::vector<std::pair<std::string, bool>> asked;
+    listener.context.purge_cache = [&](std::string_view key, bool prefix) {
+        asked.emplace_back(std::string(key), prefix);
+        return size_t{3};
+    };
+    AdminResponse purged = listener.answer("POST", "/cache/purge?key=httpa.example%2Fx%3Fy=1");
+    CHECK(purged.status == 200);
+    CHECK(purged.body == "{\"purged\": 3}");
+    CHECK(listener.answer("POST", "/cache/purge?prefix=httpa.example/").status == 200);
+    REQUIRE(asked.size() == 2);
+    CHECK(asked[0] == std::pair<std::string, bool>{"httpa.example/x?y=1", false});
+    CHECK(asked[1] == std::pair<std::string, bool>{"httpa.example/", true});
+    for (const char* bad : {"/cache/purge", "/cache/purge?key=", "/cache/purge?key=a%2",
+                            "/cache/purge?key=%zz", "/cache/purge?key=a&prefix=b"})
+        CHECK(listener.answer("POST", bad).status == 400);
+    CHECK(asked.size() == 2);
+    CHECK(listener.answer("GET", "/cache/purge?key=a").status == 405);
+}

@@ -87,6 +87,16 @@ function totals(stats, history, span) {
   ]);
 }
 
+// The response cache's hit ratio at a location with `cache`: the requests
+// it answered (hit, stale, updating) among those it saw.
+function cacheHits(entry) {
+  const results = entry.cache ?? {};
+  const seen = Object.values(results).reduce((sum, n) => sum + n, 0);
+  if (seen === 0) return [];
+  const answered = (results.hit ?? 0) + (results.stale ?? 0) + (results.updating ?? 0);
+  return [derived('cache hits', `${(100 * answered / seen).toFixed(1)} %`)];
+}
+
 function location(entry, stats, history, span) {
   const series = history.series(`location:${entry.name}`);
   const classes = statusClasses(entry);
@@ -104,6 +114,7 @@ function location(entry, stats, history, span) {
     el('div', { class: 'figures' }, [
       figure('requests', entry.requests, 'requests'),
       derived('req/s', perSecond(latest(series.rate))),
+      ...cacheHits(entry),
       ...Object.entries(classes).map(([c, n]) => figure(c, n, `class.${c}`)),
       ...timing(entry, 'request_duration', 'rt'),
       ...timing(entry, 'upstream_duration', 'urt'),

@@ -8,13 +8,13 @@
 #include <string_view>
 
 #include "core/http_date.hpp"
-#include "static/conditional.hpp"
+#include "http/conditional.hpp"
 
 using portico::core::parse_http_date;
-using portico::staticfiles::if_range_holds;
-using portico::staticfiles::make_etag;
-using portico::staticfiles::none_match_fails;
-using portico::staticfiles::not_modified;
+using portico::http::if_range_holds;
+using portico::http::make_etag;
+using portico::http::none_match_fails;
+using portico::http::not_modified;
 
 namespace {
 
@@ -88,8 +88,7 @@ TEST_CASE("none_match_fails: weak comparison over a list, or *", "[static][condi
     CHECK_FALSE(none_match_fails("\"abc-2\"", "W/\"abc-1\""));
 }
 
-TEST_CASE("not_modified: If-None-Match decides, else If-Modified-Since",
-          "[static][conditional]") {
+TEST_CASE("not_modified: If-None-Match decides, else If-Modified-Since", "[static][conditional]") {
     const time_t mtime = 1700000000;
     const std::string etag = make_etag({mtime, 0}, 42);
     const std::string same = http_date(mtime);
@@ -154,7 +153,8 @@ TEST_CASE("parse_http_date: the three formats of RFC 9110 5.6.7", "[static][cond
     CHECK(parse_http_date("Thu Jan 15 10:00:00 2009") == time_t{1232013600});
 }
 
-TEST_CASE("parse_http_date: nothing before 1970 (found by fuzz_header_values)", "[static][conditional]") {
+TEST_CASE("parse_http_date: nothing before 1970 (found by fuzz_header_values)",
+          "[static][conditional]") {
     // strptime lets the space before the year match nothing: 39 s, year 94.
     CHECK_FALSE(parse_http_date("Sun Nov  6 08:49:3994"));
     CHECK_FALSE(parse_http_date("Sun, 06 Nov 1969 08:49:37 GMT"));

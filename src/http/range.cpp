@@ -1,10 +1,10 @@
-#include "static/range.hpp"
+#include "http/range.hpp"
 
 #include <charconv>
 
 #include "http/header_text.hpp"
 
-namespace portico::staticfiles {
+namespace portico::http {
 
 namespace {
 
@@ -23,7 +23,8 @@ ByteRange parse_byte_range(std::string_view header, uint64_t size) {
     constexpr std::string_view unit = "bytes=";
     // Another unit, or no unit: ignore the header (RFC 9110 14.2).
     // Range units are case-insensitive (RFC 9110 14.1).
-    if (header.size() <= unit.size() || !http::equals_ignore_case(header.substr(0, unit.size()), unit))
+    if (header.size() <= unit.size() ||
+        !http::equals_ignore_case(header.substr(0, unit.size()), unit))
         return whole;
     std::string_view spec = http::trim_ows(header.substr(unit.size()));
     if (spec.find(',') != std::string_view::npos) return whole;  // several ranges
@@ -54,4 +55,4 @@ ByteRange parse_byte_range(std::string_view header, uint64_t size) {
     return range;
 }
 
-}  // namespace portico::staticfiles
+}  // namespace portico::http

@@ -5,10 +5,10 @@
 #include <string>
 #include <string_view>
 
-#include "static/range.hpp"
+#include "http/range.hpp"
 
-using portico::staticfiles::ByteRange;
-using portico::staticfiles::parse_byte_range;
+using portico::http::ByteRange;
+using portico::http::parse_byte_range;
 using Kind = ByteRange::Kind;
 
 namespace {
@@ -28,9 +28,12 @@ struct Other {
 
 const char* name(Kind kind) {
     switch (kind) {
-    case Kind::whole: return "whole";
-    case Kind::partial: return "partial";
-    case Kind::unsatisfiable: return "unsatisfiable";
+    case Kind::whole:
+        return "whole";
+    case Kind::partial:
+        return "partial";
+    case Kind::unsatisfiable:
+        return "unsatisfiable";
     }
     return "?";
 }
@@ -83,11 +86,8 @@ TEST_CASE("parse_byte_range: one satisfiable range gives partial", "[static][ran
 TEST_CASE("parse_byte_range: optional whitespace is allowed", "[static][range]") {
     // Field values are trimmed, and list elements may be surrounded by OWS.
     const Partial cases[] = {
-        {"bytes=0-9 ", 100, 0, 9},
-        {"bytes= 0-9", 100, 0, 9},
-        {"bytes=\t0-9\t", 100, 0, 9},
-        {"bytes= -5", 100, 95, 99},
-        {"bytes=10- ", 100, 10, 99},
+        {"bytes=0-9 ", 100, 0, 9},  {"bytes= 0-9", 100, 0, 9},   {"bytes=\t0-9\t", 100, 0, 9},
+        {"bytes= -5", 100, 95, 99}, {"bytes=10- ", 100, 10, 99},
     };
     for (const Partial& c : cases) {
         INFO("Range: '" << std::string(c.header) << "'");
@@ -143,7 +143,7 @@ TEST_CASE("parse_byte_range: absent, foreign, malformed or several ranges give w
         "bytes=a-b",
         "bytes=0-b",
         "bytes=a-9",
-        "bytes=5-2",      // last before first: an invalid range-spec
+        "bytes=5-2",  // last before first: an invalid range-spec
         "bytes=0-9x",
         "bytes=0x0-9",
         "bytes=1-2-3",

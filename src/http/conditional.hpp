@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-namespace portico::staticfiles {
+namespace portico::http {
 
 // "\"<mtime seconds hex>.<nanoseconds hex>-<size hex>\"": nginx's, plus the
 // nanoseconds, so a file rewritten within the same second with the same size
@@ -29,4 +29,4 @@ bool not_modified(std::string_view if_none_match, std::string_view if_modified_s
 // so a weak tag never matches) or an HTTP date equal to Last-Modified.
 bool if_range_holds(std::string_view if_range, std::string_view etag, time_t mtime);
 
-}  // namespace portico::staticfiles
+}  // namespace portico::http

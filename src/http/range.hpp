@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string_view>
 
-namespace portico::staticfiles {
+namespace portico::http {
 
 struct ByteRange {
     enum class Kind {
@@ -22,4 +22,4 @@ struct ByteRange {
 // are answered with the whole file (the spec allows it; no multipart).
 ByteRange parse_byte_range(std::string_view header, uint64_t size);
 
-}  // namespace portico::staticfiles
+}  // namespace portico::http

@@ -1,11 +1,11 @@
-#include "static/conditional.hpp"
+#include "http/conditional.hpp"
 
 #include <cstdio>
 
 #include "core/http_date.hpp"
 #include "http/header_text.hpp"
 
-namespace portico::staticfiles {
+namespace portico::http {
 
 namespace {
 
@@ -19,10 +19,9 @@ std::string_view opaque_tag(std::string_view tag) {
 
 std::string make_etag(const struct timespec& mtime, off_t size) {
     char text[64];
-    int length = std::snprintf(text, sizeof text, "\"%llx.%lx-%llx\"",
-                               static_cast<unsigned long long>(mtime.tv_sec),
-                               static_cast<unsigned long>(mtime.tv_nsec),
-                               static_cast<unsigned long long>(size));
+    int length = std::snprintf(
+        text, sizeof text, "\"%llx.%lx-%llx\"", static_cast<unsigned long long>(mtime.tv_sec),
+        static_cast<unsigned long>(mtime.tv_nsec), static_cast<unsigned long long>(size));
     return std::string(text, static_cast<size_t>(length));
 }
 
@@ -52,4 +51,4 @@ bool if_range_holds(std::string_view if_range, std::string_view etag, time_t mti
     return date && *date == mtime;
 }
 
-}  // namespace portico::staticfiles
+}  // namespace portico::http

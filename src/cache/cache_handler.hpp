@@ -1,0 +1,51 @@
+// The first content handler of a location with `cache`, before its proxy:
+// answers a fresh hit from the shared store (over either protocol: it
+// only sees the Exchange), a stale one while another request refreshes it
+// (stale_while_revalidate), or lets the proxy answer a miss, which the
+// location's CacheStream stores. With `lock`, a miss whose key another
+// request (in any worker) is already fetching waits for it: a Waiting
+// polls the store on the loop's timers, hears the client leave, and after
+// lock_timeout goes upstream itself, uncached.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "cache/cache_stream.hpp"
+#include "cache/location_cache.hpp"
+#include "core/lazy_timer.hpp"
+#include "http/exchange.hpp"
+#include "http/server_context.hpp"
+
+namespace portico::cache {
+
+class LockWait;
+
+class CacheHandler final : public http::Handler {
+public:
+    CacheHandler(LocationCache& cache, const http::LocationServing& serving,
+                 core::IoPoller& poller);
+    ~CacheHandler() override;
+    bool serve(http::Exchange& exchange) override;
+
+private:
+    friend class LockWait;
+    enum class Outcome : uint8_t { answered, upstream, wait };
+    // The store's answer for the request: a hit, a stale copy, or the
+    // upstream (the stream set to store); `wait` when the key is locked.
+    // `direct`: not from inside the filter's exchange (a lock wait), so a
+    // hit may be answered on the exchange it wraps.
+    Outcome consult(http::Exchange& exchange, CacheStream& stream, bool direct);
+    // The location's handlers after this one (the proxy), for a request
+    // that waited.
+    void serve_rest(http::Exchange& exchange);
+    LockWait& acquire();
+
+    LocationCache& cache_;
+    const http::LocationServing& serving_;
+    core::IoPoller& poller_;
+    std::vector<std::unique_ptr<LockWait>> waits_;
+    std::vector<LockWait*> free_;
+};
+
+}  // namespace portico::cache
