@@ -140,9 +140,8 @@ CASES = {
                get("/limited/robots.txt"), get("/limited/robots.txt"),
                get("/limited/robots.txt"), get("/limited/favicon.ico")]),
     "refusals": Case(refusals=["limit_rate", "if", "map", "sub_filter"]),
-    # tests/convert/proxy_cache.conf.pending until the cache's loader is
-    # merged: a second request for a stored answer gets the first one's echo
-    # (its Accept-Encoding), what the app marks no-store never does.
+    # A second request for a stored answer gets the first one's echo (its
+    # Accept-Encoding), what the app marks no-store never does.
     "proxy_cache": Case(extra=[get("/api/cached?v=1"), get("/api/cached?v=1", headers=GZIP),
                                get("/api/cached?v=1", method="HEAD"),
                                get("/api/no-store"), get("/api/no-store", headers=GZIP),
