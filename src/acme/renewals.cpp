@@ -6,6 +6,7 @@
 #include <climits>
 
 #include "acme/storage.hpp"
+#include "acme/wall_clock.hpp"
 #include "core/log.hpp"
 
 namespace portico::acme {
@@ -15,13 +16,8 @@ namespace {
 constexpr int64_t first_backoff_ms = 2'000;
 constexpr int64_t max_backoff_ms = 3'600'000;
 // Each request to the CA; a whole order also bounds its waits (protocol.cpp).
-constexpr auto request_timeout = std::chrono::seconds(15);
+constexpr auto ca_request_timeout = std::chrono::seconds(15);
 
-int64_t now_ms() {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(
-               std::chrono::system_clock::now().time_since_epoch())
-        .count();
-}
 
 double random_fraction() {
     static std::mt19937_64 generator{std::random_device{}()};
@@ -40,9 +36,6 @@ std::string joined(const std::vector<std::string>& names) {
     return text;
 }
 
-std::string seconds_text(int64_t ms) {
-    return std::to_string((ms + 999) / 1000) + " s";
-}
 
 }  // namespace
 
@@ -58,7 +51,7 @@ int64_t RenewalPolicy::backoff_ms(unsigned failures, int64_t retry_after_seconds
 }
 
 Renewals::Renewals(const config::Config& config, Board& board)
-    : acme_(*config.acme), board_(board), http_(config.acme->ca_root, request_timeout) {
+    : acme_(*config.acme), board_(board), http_(config.acme->ca_root, ca_request_timeout) {
     for (size_t index = 0; index < config.sites.size(); ++index) {
         const config::SiteConfig& site = config.sites[index];
         if (!site.acme) continue;
@@ -81,14 +74,14 @@ void Renewals::reuse_stored(Site& site) {
         log::info("acme: no stored certificate for {}: ordering one", site.names.front());
         return;
     }
-    if (!covers(facts, site.names) || facts.not_after * 1000 <= now_ms()) {
+    if (!covers(facts, site.names) || facts.not_after * 1000 <= wall_now_ms()) {
         log::info("acme: the stored certificate of {} {}: ordering a new one", site.names.front(),
                   covers(facts, site.names) ? "has expired" : "lacks some of the site's names");
         return;
     }
     served(site, *chain, *key, facts);
     log::info("acme: reusing the stored certificate of {} (valid until {}), renewal in {}",
-              site.names.front(), facts.not_after, seconds_text(site.due_ms - now_ms()));
+              site.names.front(), facts.not_after, seconds_text(site.due_ms - wall_now_ms()));
 }
 
 void Renewals::served(Site& site, const std::string& chain, const std::string& key,
@@ -153,7 +146,7 @@ void Renewals::renew(Site& site) {
         site.last_error.clear();
         served(site, chain, pem, facts);
         log::info("acme: new certificate for {}, valid until {}, renewal in {}", site.names.front(),
-                  facts.not_after, seconds_text(site.due_ms - now_ms()));
+                  facts.not_after, seconds_text(site.due_ms - wall_now_ms()));
     } catch (const AcmeError& error) {
         failed(site, error);
     } catch (const std::exception& error) {
@@ -172,7 +165,7 @@ void Renewals::failed(Site& site, const AcmeError& error) {
         site.challenge = site.challenge == ChallengeType::http01 ? ChallengeType::tls_alpn01
                                                                  : ChallengeType::http01;
     int64_t delay = RenewalPolicy::backoff_ms(site.failures, error.retry_after);
-    site.due_ms = now_ms() + delay;
+    site.due_ms = wall_now_ms() + delay;
     log::Level level = error.what() == site.last_error ? log::Level::debug : log::Level::error;
     log::log(level, "acme: {}: {}; {}, next attempt in {}", site.names.front(), error.what(),
              site.not_after ? "still serving the last good certificate"
@@ -190,7 +183,7 @@ int64_t Renewals::due_ms() const {
 
 void Renewals::run_due() {
     for (Site& site : sites_)
-        if (site.due_ms <= now_ms()) renew(site);
+        if (site.due_ms <= wall_now_ms()) renew(site);
 }
 
 }  // namespace portico::acme

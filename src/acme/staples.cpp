@@ -7,6 +7,7 @@
 #include <climits>
 
 #include "acme/ocsp.hpp"
+#include "acme/wall_clock.hpp"
 #include "core/log.hpp"
 #include "tls/openssl_error.hpp"
 
@@ -20,26 +21,19 @@ constexpr int64_t no_next_update_refresh_ms = 3'600'000;
 constexpr int64_t first_retry_ms = 2'000;
 constexpr int64_t max_retry_ms = 300'000;
 // Each request to a responder; the workers never wait for it.
-constexpr auto request_timeout = std::chrono::seconds(5);
+constexpr auto responder_request_timeout = std::chrono::seconds(5);
 
-int64_t now_ms() {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(
-               std::chrono::system_clock::now().time_since_epoch())
-        .count();
-}
 
-std::string seconds_text(int64_t ms) {
-    return std::to_string((ms + 999) / 1000) + " s";
-}
 
+}  // namespace
+
+// Named, not anonymous: Staples::Subject, a member of a named class, holds them.
 struct FreeX509 {
     void operator()(X509* certificate) const { X509_free(certificate); }
 };
 struct FreeChain {
     void operator()(STACK_OF(X509) * chain) const { sk_X509_pop_free(chain, X509_free); }
 };
-
-}  // namespace
 
 int64_t StaplePolicy::refresh_due_ms(int64_t now_ms, int64_t this_update, int64_t next_update) {
     if (next_update == 0) return now_ms + no_next_update_refresh_ms;
@@ -72,7 +66,7 @@ Staples::Staples(const config::Config& config, const tls::ServerTls& tls, Staple
     : board_(board),
       certificates_(certificates),
       responder_(config.tls ? config.tls->ocsp_responder : ""),
-      http_("", request_timeout) {
+      http_("", responder_request_timeout) {
     for (const tls::ServerTls::FileCertificate& file : tls.file_certificates()) {
         auto subject = std::make_unique<Subject>();
         subject->slot = file.slot;
@@ -142,7 +136,7 @@ void Staples::follow_certificate(Subject& subject, const std::string& chain) {
     else if ((subject.request = ocsp_request(subject.leaf.get(), subject.issuer)).empty())
         why = "cannot make the OCSP request";
     if (why.empty()) {
-        subject.due_ms = now_ms();
+        subject.due_ms = wall_now_ms();
         return;
     }
     log::info("ocsp: {}: not stapled: {}", subject.label, why);
@@ -154,7 +148,7 @@ int64_t Staples::due_ms() const {
     int64_t due = INT64_MAX;
     for (const auto& subject : subjects_) {
         if (subject->site && certificates_->version(*subject->site) != subject->certificate_version)
-            return now_ms();
+            return wall_now_ms();
         due = std::min(due, subject->due_ms);
     }
     return due;
@@ -171,7 +165,7 @@ void Staples::run_due() {
         if (has_one) follow_certificate(*subject, chain);
     }
     for (auto& subject : subjects_)
-        if (subject->due_ms <= now_ms()) fetch(*subject);
+        if (subject->due_ms <= wall_now_ms()) fetch(*subject);
 }
 
 void Staples::fetch(Subject& subject) {
@@ -195,7 +189,7 @@ void Staples::fetch(Subject& subject) {
     staple.next_update = answer.next_update;
     staple.last_error.clear();
     subject.failures = 0;
-    int64_t now = now_ms();
+    int64_t now = wall_now_ms();
     subject.due_ms = StaplePolicy::refresh_due_ms(now, answer.this_update, answer.next_update);
     publish(subject);
     log::log(changed ? log::Level::info : log::Level::debug,
@@ -208,10 +202,10 @@ void Staples::fetch(Subject& subject) {
 void Staples::failed(Subject& subject, const std::string& error) {
     ++subject.failures;
     int64_t delay = StaplePolicy::retry_ms(subject.failures);
-    subject.due_ms = now_ms() + delay;
+    subject.due_ms = wall_now_ms() + delay;
     Staple& staple = subject.staple;
     bool still_valid = !staple.response.empty() &&
-                       (staple.next_update == 0 || staple.next_update * 1000 > now_ms());
+                       (staple.next_update == 0 || staple.next_update * 1000 > wall_now_ms());
     log::log(
         error == staple.last_error ? log::Level::debug : log::Level::error,
         "ocsp: {}: {}; {}, next attempt in {}", subject.label, error,
