@@ -18,7 +18,6 @@ constexpr int64_t max_backoff_ms = 3'600'000;
 // Each request to the CA; a whole order also bounds its waits (protocol.cpp).
 constexpr auto ca_request_timeout = std::chrono::seconds(15);
 
-
 double random_fraction() {
     static std::mt19937_64 generator{std::random_device{}()};
     return std::uniform_real_distribution<double>(0.0, 1.0)(generator);

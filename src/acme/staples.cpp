@@ -23,8 +23,6 @@ constexpr int64_t max_retry_ms = 300'000;
 // Each request to a responder; the workers never wait for it.
 constexpr auto responder_request_timeout = std::chrono::seconds(5);
 
-
-
 }  // namespace
 
 // Named, not anonymous: Staples::Subject, a member of a named class, holds them.

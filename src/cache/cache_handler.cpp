@@ -20,8 +20,8 @@ public:
         handler_ = &handler;
         exchange_ = &exchange;
         stream_ = &stream;
-        deadline_ms_ = monotonic_ms() + static_cast<uint64_t>(
-                                            handler.cache_.config.lock_timeout.count());
+        deadline_ms_ =
+            monotonic_ms() + static_cast<uint64_t>(handler.cache_.config.lock_timeout.count());
         // A body waits unread; without one the client is still read, so
         // its leaving is heard (a held connection is not read at all).
         if (exchange.request().has_body()) exchange.hold_request_body();
@@ -138,9 +138,9 @@ CacheHandler::Outcome CacheHandler::consult(http::Exchange& exchange, CacheStrea
         bool taken = false;
         {
             core::SharedLock lock(cache_.store.mutex());
-            taken = cache_.store.try_lock(
-                stream.hash, monotonic_ms(),
-                static_cast<uint64_t>(cache_.config.lock_timeout.count()));
+            taken =
+                cache_.store.try_lock(stream.hash, monotonic_ms(),
+                                      static_cast<uint64_t>(cache_.config.lock_timeout.count()));
         }
         if (!taken && updating_allowed) {
             stream.mode = CacheStream::Mode::from_cache;

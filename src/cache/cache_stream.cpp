@@ -102,7 +102,12 @@ void CacheStream::head(http::HeadersOut& head) {
             request_->upstream_whole_object ? std::string_view("GET") : request_->method_name;
         RequestFacts request{method, !request_->header("authorization").empty(),
                              request_->header("cache-control")};
-        ResponseFacts response{head.status, cache_control, expires, date, age, vary,
+        ResponseFacts response{head.status,
+                               cache_control,
+                               expires,
+                               date,
+                               age,
+                               vary,
                                has_field(head.fields, "set-cookie")};
         policy_ = decide_storage(request, response, cache_.config.valid,
                                  std::chrono::system_clock::now());

@@ -32,9 +32,9 @@ public:
     };
     Mode mode = Mode::idle;
     Result result = Result::miss;  // counted when the head passes
-    std::string key;                // the expanded key
+    std::string key;               // the expanded key
     KeyHash hash;
-    bool holds_lock = false;  // this request's fill lock, released at its end
+    bool holds_lock = false;                    // this request's fill lock, released at its end
     std::shared_ptr<const CachedObject> stale;  // for stale_if_error
 
     const http::Request* request() const { return request_; }

@@ -22,7 +22,7 @@ namespace portico::cache {
 
 struct CachedObject {
     ReadObject where;
-    std::string bytes;  // key text, head, body
+    std::string bytes;                                                  // key text, head, body
     std::vector<std::pair<std::string_view, std::string_view>> fields;  // into bytes
     std::string_view etag;
     // Last-Modified, read once when the object is copied (a date's parse

@@ -112,11 +112,11 @@ void answer_from_object(http::Exchange& exchange, std::shared_ptr<const CachedOb
     Validators validators(stored);
     // RFC 9110 13.2.2: conditions apply to a 2xx the request would get.
     if (status == 200 && validators.any() &&
-        (!request.header("if-none-match").empty() || !request.header("if-modified-since").empty()) &&
-        http::not_modified(request.header("if-none-match"), request.header("if-modified-since"),
-                           validators.etag,
-                           validators.has_modified ? validators.modified
-                                                   : std::numeric_limits<time_t>::max())) {
+        (!request.header("if-none-match").empty() ||
+         !request.header("if-modified-since").empty()) &&
+        http::not_modified(
+            request.header("if-none-match"), request.header("if-modified-since"), validators.etag,
+            validators.has_modified ? validators.modified : std::numeric_limits<time_t>::max())) {
         exchange.begin_response(304, 0);
         add_head(exchange, stored, age, cache, result, true);
         exchange.end_response();
@@ -125,8 +125,7 @@ void answer_from_object(http::Exchange& exchange, std::shared_ptr<const CachedOb
     std::string_view body = stored.body();
     if (std::string_view range_header = request.header("range");
         status == 200 && !range_header.empty() &&
-        http::if_range_holds(request.header("if-range"), validators.etag,
-                             validators.modified)) {
+        http::if_range_holds(request.header("if-range"), validators.etag, validators.modified)) {
         http::ByteRange range = http::parse_byte_range(range_header, body.size());
         if (range.kind == http::ByteRange::Kind::unsatisfiable) {
             exchange.begin_response(416, 0);

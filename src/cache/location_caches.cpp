@@ -19,9 +19,8 @@ LocationCache& LocationCaches::cache_of(size_t location) {
     std::unique_ptr<LocationCache>& cache = caches_[location];
     if (!cache) {
         const config::LocationCacheConfig& config = *server_.config.locations[location].cache;
-        cache = std::make_unique<LocationCache>(
-            LocationCache{config, location, zones_->store(config.zone), *copies_[config.zone],
-                          server_.counters});
+        cache = std::make_unique<LocationCache>(LocationCache{
+            config, location, zones_->store(config.zone), *copies_[config.zone], server_.counters});
     }
     return *cache;
 }

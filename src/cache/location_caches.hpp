@@ -33,7 +33,7 @@ private:
 
     const CacheZones* zones_;
     http::ServerContext& server_;
-    std::vector<std::unique_ptr<WorkerCopies>> copies_;  // by zone
+    std::vector<std::unique_ptr<WorkerCopies>> copies_;   // by zone
     std::vector<std::unique_ptr<LocationCache>> caches_;  // by location; nullptr: none
     std::vector<std::unique_ptr<CacheFilter>> filters_;
 };

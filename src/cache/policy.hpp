@@ -117,6 +117,6 @@ StoragePolicy decide_storage(const RequestFacts& request, const ResponseFacts& r
 
 // The Age header a hit carries: initial_age plus the seconds since storing.
 Seconds current_age(Seconds initial_age, std::chrono::system_clock::time_point stored,
-                     std::chrono::system_clock::time_point now);
+                    std::chrono::system_clock::time_point now);
 
 }  // namespace portico::cache

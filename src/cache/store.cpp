@@ -85,10 +85,14 @@ Store::Entry* Store::lookup(KeyHash key) {
 void Store::unlink_from_order(uint32_t index) {
     Entry* all = entries();
     Entry& entry = all[index];
-    if (entry.newer != none) all[entry.newer].older = entry.older;
-    else newest_ = entry.older;
-    if (entry.older != none) all[entry.older].newer = entry.newer;
-    else oldest_ = entry.newer;
+    if (entry.newer != none)
+        all[entry.newer].older = entry.older;
+    else
+        newest_ = entry.older;
+    if (entry.older != none)
+        all[entry.older].newer = entry.newer;
+    else
+        oldest_ = entry.newer;
     entry.newer = entry.older = none;
 }
 

@@ -40,8 +40,9 @@ void read_zone(const std::string& name, const toml::table& table, LoadContext& c
     zone.where = position_of(table.source());
     if (reader.get("memory") == nullptr)
         context.diagnostics.error(table.source(),
-                                  label + ".memory: missing (the shared memory's size, like "
-                                          "\"256MiB\")");
+                                  label +
+                                      ".memory: missing (the shared memory's size, like "
+                                      "\"256MiB\")");
     reader.read_size("memory", zone.memory, 256 * 1024, uint64_t{1} << 40);
     if (reader.read_string("path", zone.path)) {
         zone.path = resolve_path(context, zone.path);
@@ -158,7 +159,9 @@ void read_location_cache(TableReader& reader, const std::string& label, LoadCont
     }
     read_valid(cache_reader, context.diagnostics, cache);
     if (const toml::node* key = cache_reader.get("key")) {
-        ok = read_template(*key, cache_reader.field("key"), location.match == MatchKind::regex ? capture_scope(location.pattern) : CaptureScope{},
+        ok = read_template(*key, cache_reader.field("key"),
+                           location.match == MatchKind::regex ? capture_scope(location.pattern)
+                                                              : CaptureScope{},
                            context.diagnostics, cache.key) &&
              ok;
     } else {

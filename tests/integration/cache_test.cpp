@@ -38,15 +38,16 @@ Behaviour counting_pages(std::string extra = "Cache-Control: max-age=60\r\n") {
 }
 
 std::string cache_config(const std::string& upstream, uint16_t metrics_port,
-                         const std::string& cache_options = "", const std::string& zone =
-                                                                    "memory = \"1MiB\"\n") {
-    return with_metrics("[server]\nlisten = [\"{listen}\"]\nworkers = 2\n\n[http2]\ncleartext = "
-                        "true\n\n[cache.pages]\n" +
-                            zone + "\n[upstream.app]\nservers = [\"" + upstream +
-                            "\"]\n\n[[location]]\nprefix = \"/\"\nproxy = \"app\"\n"
-                            "cache = { zone = \"pages\", status_header = \"X-Cache-Status\"" +
-                            cache_options + " }\n",
-                        metrics_port);
+                         const std::string& cache_options = "",
+                         const std::string& zone = "memory = \"1MiB\"\n") {
+    return with_metrics(
+        "[server]\nlisten = [\"{listen}\"]\nworkers = 2\n\n[http2]\ncleartext = "
+        "true\n\n[cache.pages]\n" +
+            zone + "\n[upstream.app]\nservers = [\"" + upstream +
+            "\"]\n\n[[location]]\nprefix = \"/\"\nproxy = \"app\"\n"
+            "cache = { zone = \"pages\", status_header = \"X-Cache-Status\"" +
+            cache_options + " }\n",
+        metrics_port);
 }
 
 struct Setup {
@@ -72,8 +73,8 @@ struct Setup {
         return *response;
     }
     double cache_requests(const std::string& result) {
-        double value = metric(metrics_port, "portico_cache_requests_total{location=\"/\",result=\"" +
-                                                result + "\"}");
+        double value = metric(
+            metrics_port, "portico_cache_requests_total{location=\"/\",result=\"" + result + "\"}");
         return value < 0 ? 0 : value;
     }
 };
@@ -111,8 +112,7 @@ TEST_CASE("cache: a response stored by one worker is a hit in the other", "[cach
     CHECK(setup.cache_requests("bypass") == 1);
 }
 
-TEST_CASE("cache: 200 concurrent misses for one key reach the upstream once with lock",
-          "[cache]") {
+TEST_CASE("cache: 200 concurrent misses for one key reach the upstream once with lock", "[cache]") {
     auto answered = std::make_shared<std::atomic<int>>(0);
     Setup setup(
         [answered](const ReceivedRequest&) {
@@ -189,9 +189,10 @@ TEST_CASE("cache: a truncated body and one larger than the zone allows are never
         [](const ReceivedRequest& request) {
             if (request.target == "/big") return Reply::pattern(300 * 1024);
             if (request.target != "/cut") return Reply::text(200, "fine");
-            return Reply::raw("HTTP/1.1 200 OK\r\nContent-Length: 100\r\nCache-Control: "
-                              "max-age=60\r\n\r\nonly part of it",
-                              Reply::Then::close);
+            return Reply::raw(
+                "HTTP/1.1 200 OK\r\nContent-Length: 100\r\nCache-Control: "
+                "max-age=60\r\n\r\nonly part of it",
+                Reply::Then::close);
         },
         "", "memory = \"1MiB\"\n");
     for (int i = 0; i < 2; ++i) {
@@ -352,7 +353,8 @@ TEST_CASE("cache: a reload keeps an unchanged zone, and the access log says cach
 TEST_CASE("cache: with compress, the object is stored once and each client gets its coding",
           "[cache]") {
     std::string text;
-    for (int i = 0; i < 200; ++i) text += "line " + std::to_string(i) + " of a page worth compressing\n";
+    for (int i = 0; i < 200; ++i)
+        text += "line " + std::to_string(i) + " of a page worth compressing\n";
     UpstreamServer upstream([text](const ReceivedRequest&) {
         return Reply::text(200, text, "Cache-Control: max-age=60\r\n");
     });

@@ -43,13 +43,18 @@ TEST_CASE("preserve_host = false sends a named upstream's name, an inline URL's 
           "[proxy]") {
     UpstreamServer upstream;
     const std::string address = upstream.address();
-    Portico portico("[server]\nlisten = [\"{listen}\"]\nworkers = 1\n\n[http2]\ncleartext = true\n"
-                    "\n[upstream.app_v2]\nservers = [\"" + address + "\"]\n\n"
-                    "[[location]]\nprefix = \"/named/\"\nproxy = \"app_v2\"\n"
-                    "preserve_host = false\n\n"
-                    "[[location]]\nprefix = \"/inline/\"\nproxy = \"http://" + address + "\"\n"
-                    "preserve_host = false\n\n"
-                    "[[location]]\nprefix = \"/kept/\"\nproxy = \"app_v2\"\n");
+    Portico portico(
+        "[server]\nlisten = [\"{listen}\"]\nworkers = 1\n\n[http2]\ncleartext = true\n"
+        "\n[upstream.app_v2]\nservers = [\"" +
+        address +
+        "\"]\n\n"
+        "[[location]]\nprefix = \"/named/\"\nproxy = \"app_v2\"\n"
+        "preserve_host = false\n\n"
+        "[[location]]\nprefix = \"/inline/\"\nproxy = \"http://" +
+        address +
+        "\"\n"
+        "preserve_host = false\n\n"
+        "[[location]]\nprefix = \"/kept/\"\nproxy = \"app_v2\"\n");
     INFO(portico.log());
     auto protocol = GENERATE(Protocol::http1, Protocol::http2);
     INFO((protocol == Protocol::http1 ? "HTTP/1.1" : "HTTP/2"));
@@ -58,8 +63,8 @@ TEST_CASE("preserve_host = false sends a named upstream's name, an inline URL's 
         const char* target;
         std::string host;
     };
-    for (const Case& each : {Case{"/named/a", "app_v2"}, Case{"/inline/b", address},
-                             Case{"/kept/c", "front.test"}}) {
+    for (const Case& each :
+         {Case{"/named/a", "app_v2"}, Case{"/inline/b", address}, Case{"/kept/c", "front.test"}}) {
         INFO(each.target);
         CHECK(get(protocol, port, each.target) == 200);
         ReceivedRequest received = upstream.last_request();

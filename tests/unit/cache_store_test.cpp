@@ -82,8 +82,7 @@ TEST_CASE("cache store: the least recently used go first, the zone never overflo
     CHECK(store.objects() == capacity / Store::block_bytes);
 }
 
-TEST_CASE("cache store: an object larger than a quarter of the zone is refused",
-          "[cache][store]") {
+TEST_CASE("cache store: an object larger than a quarter of the zone is refused", "[cache][store]") {
     Zone zone(256 * 1024);
     Store& store = *zone.store;
     REQUIRE(put(store, "small", "s"));

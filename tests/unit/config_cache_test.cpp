@@ -16,8 +16,8 @@ constexpr const char* fake_path = "/nonexistent-portico-conf/portico.toml";
 
 // Lines 1-2 [server], line 4 [cache.pages], its keys from line 5; the
 // location's cache is on the line after `proxy`.
-#define CACHE(zone, location)                                                 \
-    "[server]\nlisten = [\"127.0.0.1:0\"]\n\n[cache.pages]\n" zone            \
+#define CACHE(zone, location)                                      \
+    "[server]\nlisten = [\"127.0.0.1:0\"]\n\n[cache.pages]\n" zone \
     "\n[[location]]\nprefix = \"/\"\nproxy = \"http://127.0.0.1:9\"\n" location
 
 const BrokenConfig broken_caches[] = {
@@ -93,9 +93,8 @@ TEST_CASE("cache config: a good config loads, with nginx's defaults", "[config][
     REQUIRE(first.cache);
     CHECK(first.cache->zone == 0);
     CHECK(first.cache->key.source == "$scheme$host$request_uri");
-    CHECK(first.cache->valid ==
-          std::vector<std::pair<int, std::chrono::seconds>>{{200, std::chrono::minutes(10)},
-                                                            {0, std::chrono::seconds(1)}});
+    CHECK(first.cache->valid == std::vector<std::pair<int, std::chrono::seconds>>{
+                                    {200, std::chrono::minutes(10)}, {0, std::chrono::seconds(1)}});
     CHECK(first.cache->lock);
     CHECK(first.cache->lock_timeout == std::chrono::seconds(5));
     CHECK(first.cache->stale_while_revalidate == std::chrono::seconds(10));
