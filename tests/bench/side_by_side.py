@@ -208,6 +208,13 @@ def main():
     base, tags = config_and_tags(o.scenario)
     level = o.scenario.split("-")[1] if o.scenario.startswith("compress-") else "6"
 
+    if base == "proxy-tls" and any(spec.partition("=")[0] not in ("portico", "nginx") for spec in o.servers):
+        sys.exit("proxy-tls: portico and nginx only (no h2o or haproxy template for a TLS upstream)")
+    if base == "cache" and any(spec.partition("=")[0] not in ("portico", "nginx", "varnish") for spec in o.servers):
+        sys.exit("cache: portico, nginx and varnish only")
+    if base != "cache" and any(spec.partition("=")[0] == "varnish" for spec in o.servers):
+        sys.exit("varnish: in the cache scenario only")
+
     run = tempfile.mkdtemp(prefix="portico-side-by-side-")
     os.chmod(run, 0o755)  # varnishd's cache process (user vcache) reaches its folder in it
     # nginx's cache folder, memory-backed (the cache scenario): on the tmpfs.
@@ -277,12 +284,6 @@ def main():
                      f"{figures['requests']} responses:\n{output}\n(logs: {run}/servers.log)")
         return figures, usage.ru_utime + usage.ru_stime
 
-    if base == "proxy-tls" and any(spec.partition("=")[0] not in ("portico", "nginx") for spec in o.servers):
-        sys.exit("proxy-tls: portico and nginx only (no h2o or haproxy template for a TLS upstream)")
-    if base == "cache" and any(spec.partition("=")[0] not in ("portico", "nginx", "varnish") for spec in o.servers):
-        sys.exit("cache: portico, nginx and varnish only")
-    if base != "cache" and any(spec.partition("=")[0] == "varnish" for spec in o.servers):
-        sys.exit("varnish: in the cache scenario only")
     upstream_ca = os.path.join(run, "ca.pem")
     try:
         app = start(["node", os.path.join(ROOT, "deploy", "demo-app", "server.js")],
