@@ -53,8 +53,15 @@ front must close its idle pooled connections before Node does.</p>
 // use), so /image.jpg is the same bytes from disk and from the app.
 const IMAGE = fs.readFileSync(path.join(__dirname, 'image.jpg'));
 
+// CACHE_CONTROL="public, max-age=3600" (say) adds that Cache-Control to
+// every 200 answer of send(): what lets a cache in front store the pages
+// (the response cache benchmark, tests/bench/side_by_side.py --scenario cache).
+const CACHE_CONTROL = process.env.CACHE_CONTROL || '';
+
 function send(res, status, type, body) {
-  res.writeHead(status, { 'Content-Type': type, 'Content-Length': Buffer.byteLength(body) });
+  const head = { 'Content-Type': type, 'Content-Length': Buffer.byteLength(body) };
+  if (CACHE_CONTROL && status === 200) head['Cache-Control'] = CACHE_CONTROL;
+  res.writeHead(status, head);
   res.end(body);
 }
 

@@ -1,5 +1,8 @@
 #include "cache/cached_object.hpp"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <array>
 
 #include "core/http_date.hpp"
@@ -37,6 +40,19 @@ void parse_fields(CachedObject& object) {
     }
 }
 
+// The body's bytes in a new memfd (see CachedObject::body_file); an
+// empty descriptor when one cannot be made or filled.
+core::UniqueFd body_file_of(std::string_view body) {
+    core::UniqueFd file(::memfd_create("portico-cache-body", MFD_CLOEXEC));
+    if (!file) return file;
+    while (!body.empty()) {
+        ssize_t written = ::write(file.get(), body.data(), body.size());
+        if (written <= 0) return core::UniqueFd();
+        body.remove_prefix(static_cast<size_t>(written));
+    }
+    return file;
+}
+
 }  // namespace
 
 std::vector<std::string_view> CachedObject::vary_names() const {
@@ -72,14 +88,17 @@ std::shared_ptr<const CachedObject> WorkerCopies::find(Store& store, KeyHash key
     auto object = std::make_shared<CachedObject>();
     store.find(key, object->where, &object->bytes);
     parse_fields(*object);
+    if (object->facts().body_bytes > CachedObject::body_file_min_bytes)
+        object->body_file = body_file_of(object->body());
     // Past the budget the worker forgets its copies (those being sent live
-    // on with their responses).
-    if (held_ + object->bytes.size() > budget_) {
+    // on with their responses). A body in a memfd counts twice.
+    uint64_t size = object->bytes.size() + (object->body_file ? object->body().size() : 0);
+    if (held_ + size > budget_) {
         copies_.clear();
         held_ = 0;
     }
-    if (object->bytes.size() <= budget_) {
-        held_ += object->bytes.size();
+    if (size <= budget_) {
+        held_ += size;
         copies_[id] = {&store, object};
     }
     return object;

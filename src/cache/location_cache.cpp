@@ -53,6 +53,19 @@ void add_head(http::Exchange& exchange, const CachedObject& object, int64_t age,
         exchange.add_header(cache.config.status_header, result_text(result));
 }
 
+// `length` bytes of the object's body from `offset`: from its memfd when it
+// has one (sendfile), else from memory. The object lives until they are sent.
+void send_body(http::Exchange& exchange, std::shared_ptr<const CachedObject> object,
+               uint64_t offset, uint64_t length) {
+    if (object->body_file) {
+        int fd = object->body_file.get();
+        exchange.send_file(fd, static_cast<off_t>(offset), length, std::move(object));
+        return;
+    }
+    std::string_view bytes = object->body().substr(offset, length);
+    exchange.send_owned_body(bytes, std::move(object));
+}
+
 }  // namespace
 
 std::string_view result_text(Result result) {
@@ -139,7 +152,7 @@ void answer_from_object(http::Exchange& exchange, std::shared_ptr<const CachedOb
             exchange.add_header("Content-Range", "bytes " + std::to_string(range.first) + "-" +
                                                      std::to_string(range.last) + "/" +
                                                      std::to_string(body.size()));
-            exchange.send_owned_body(body.substr(range.first, range.length()), std::move(object));
+            send_body(exchange, std::move(object), range.first, range.length());
             exchange.end_response();
             return;
         }
@@ -147,7 +160,7 @@ void answer_from_object(http::Exchange& exchange, std::shared_ptr<const CachedOb
     exchange.begin_response(status, body.size());
     add_head(exchange, stored, age, cache, result, false);
     if (!body.empty() && !http::is_bodyless_status(status))
-        exchange.send_owned_body(body, std::move(object));
+        send_body(exchange, std::move(object), 0, body.size());
     exchange.end_response();
 }
 

@@ -343,7 +343,7 @@ install_missing() {
   local need=() pair cmd pkg
   for pair in nginx:nginx h2o:h2o haproxy:haproxy wrk:wrk ab:apache2-utils valgrind:valgrind \
               callgrind_annotate:valgrind strace:strace taskset:util-linux node:nodejs python3:python3 \
-              h2load:nghttp2-client openssl:openssl; do
+              h2load:nghttp2-client openssl:openssl varnishd:varnish; do
     cmd=${pair%%:*} pkg=${pair#*:}
     command -v "$cmd" >/dev/null 2>&1 || need+=("$pkg")
   done

@@ -2,13 +2,20 @@
 """Two servers measured at the same time, on the harness's configs.
 
     tests/bench/side_by_side.py [options] A B
-      A, B        portico | portico=PATH | nginx | h2o | haproxy, where PATH is another
-                  portico binary, or a config template (ending in .toml, .conf or .cfg)
-                  in place of the harness's own for that server (nginx=my-nginx.conf)
+      A, B        portico | portico=PATH | nginx | h2o | haproxy | varnish, where PATH is
+                  another portico binary, or a config template (ending in .toml, .conf,
+                  .cfg or .vcl) in place of the harness's own for that server
+                  (nginx=my-nginx.conf)
       --scenario  static, proxy, proxy-noka, compress-1, compress-6 (default static), or
                   proxy-tls: proxy with the upstream over TLS (portico and nginx only; each
-                  proxy has its own tests/bench/https_app.js, which counts its handshakes)
+                  proxy has its own tests/bench/https_app.js, which counts its handshakes),
+                  or cache: the response cache in front of the demo app, which sends
+                  Cache-Control: public, max-age=3600 (portico, nginx with proxy_cache on a
+                  tmpfs, varnish with -s malloc; conf/*-cache.*): every response measured is
+                  a hit, and the app's CPU in the rounds is printed to show it
       --url       the URL loaded (default /index.html)
+      --url-b     B's URL when it differs from A's (a cache hit of / against the same
+                  bytes as a static /index.html, both portico)
       --load      wrkN (wrk -t1 -cN -d SECONDS, keep-alive) or abN (ab -c N -n REQUESTS,
                   a new connection per request); default wrk100
       --encoding  an Accept-Encoding for the load (gzip, br)
@@ -41,6 +48,15 @@ are listed at the end, and so are uneven rounds (one server answered over
 the limit, the app serves the server with more upstream connections more
 often (at wrk -c1000 nginx opens up to 1000, portico's pool holds 64), and
 the busier server does more per wakeup. Measure such cells with --apart.
+
+varnish (cache scenario): varnishd -F (the manager in the foreground; it
+forks the cache process, whose CPU is counted with the manager's as a
+child's) with -s malloc,256m, -p thread_pools=1 (one pool: "one worker or
+thread pool each"; its threads, 100 to 5000 by default, all on CPU 1 like
+the others' one worker), -T none, and its working folder in the run's temp
+dir. Varnish runs a thread per busy connection, so in the cache scenario
+the warm-up also runs the cell's own load for 3 s: the pool grows to the
+connection count before the rounds, not during them.
 
 Ports: A on 18181, B on 18182, the app on 13300: run it when no run.sh is
 running. Files and logs go to a temp dir that is removed at the end.
@@ -78,6 +94,8 @@ def config_and_tags(scenario):
             {"brotli"} if os.path.exists(NGINX_BROTLI) else set())
     if scenario == "proxy-tls":
         return scenario, {"proxy", "keepalive", "cleartext"}
+    if scenario == "cache":
+        return scenario, {"proxy", "keepalive", "cleartext", "cache"}
     return scenario, {"static": {"static", "keepalive"}, "proxy": {"proxy", "keepalive"},
                       "proxy-noka": {"proxy", "nokeepalive"}}[scenario] | {"cleartext"}
 
@@ -95,6 +113,30 @@ def response_bytes(port, url, encoding):
     size = len(response.read())  # de-chunked, as encoded
     connection.close()
     return response.status, size
+
+
+def response_head(port, url):
+    """The head of one GET of URL as wrk sends it, its lines joined by " | "."""
+    sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+    sock.sendall(f"GET {url} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode())
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = sock.recv(65536)
+        if not chunk:
+            break
+        data += chunk
+    sock.close()
+    return " | ".join(data.split(b"\r\n\r\n")[0].decode("latin-1").split("\r\n"))
+
+
+def app_page(port):
+    """The demo app's / as it sends it: the bytes of the static /index.html of the
+    cache scenario (portico's own static answer of the same page)."""
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    connection.request("GET", "/")
+    body = connection.getresponse().read()
+    connection.close()
+    return body
 
 
 def make_upstream_certificate(run):
@@ -153,6 +195,7 @@ def main():
     parser.add_argument("servers", nargs=2, metavar="SERVER")
     parser.add_argument("--scenario", default="static")
     parser.add_argument("--url", default="/index.html")
+    parser.add_argument("--url-b", default="")
     parser.add_argument("--load", default="wrk100")
     parser.add_argument("--encoding", default="")
     parser.add_argument("--rounds", type=int, default=5)
@@ -161,10 +204,21 @@ def main():
     parser.add_argument("--apart", action="store_true")
     o = parser.parse_args()
     tool, connections = re.fullmatch(r"(wrk|ab)(\d+)", o.load).groups()
+    urls = (o.url, o.url_b or o.url)
     base, tags = config_and_tags(o.scenario)
     level = o.scenario.split("-")[1] if o.scenario.startswith("compress-") else "6"
 
+    if base == "proxy-tls" and any(spec.partition("=")[0] not in ("portico", "nginx") for spec in o.servers):
+        sys.exit("proxy-tls: portico and nginx only (no h2o or haproxy template for a TLS upstream)")
+    if base == "cache" and any(spec.partition("=")[0] not in ("portico", "nginx", "varnish") for spec in o.servers):
+        sys.exit("cache: portico, nginx and varnish only")
+    if base != "cache" and any(spec.partition("=")[0] == "varnish" for spec in o.servers):
+        sys.exit("varnish: in the cache scenario only")
+
     run = tempfile.mkdtemp(prefix="portico-side-by-side-")
+    os.chmod(run, 0o755)  # varnishd's cache process (user vcache) reaches its folder in it
+    # nginx's cache folder, memory-backed (the cache scenario): on the tmpfs.
+    shm = tempfile.mkdtemp(prefix="portico-side-by-side-", dir="/dev/shm")
     assets = os.path.join(run, "assets")
     os.makedirs(os.path.join(assets, "files"))
     os.makedirs(os.path.join(assets, "css"))
@@ -190,24 +244,29 @@ def main():
             os.makedirs(os.path.join(own, d))
         values = dict(PORT=str(port), APP_PORT=str(APP_PORT), WWW=os.path.join(ROOT, "www"), RUN=own,
                       ASSETS=assets, LEVEL=level, TLS_PORT="0", CERT="", KEY="", CERTKEY="",
-                      UPSTREAM_TLS_PORT=str(TLS_APP_PORTS[slot]), UPSTREAM_CA=os.path.join(run, "ca.pem"))
+                      UPSTREAM_TLS_PORT=str(TLS_APP_PORTS[slot]), UPSTREAM_CA=os.path.join(run, "ca.pem"),
+                      CACHE_DIR=os.path.join(shm, f"nginx-cache-{slot}"))
         template = {"portico": f"portico-{base}.toml",
-                    "nginx": "nginx-proxy-tls.conf" if base == "proxy-tls" else "nginx.conf",
-                    "h2o": "h2o.conf", "haproxy": "haproxy.cfg"}[name]
+                    "nginx": {"proxy-tls": "nginx-proxy-tls.conf", "cache": "nginx-cache.conf"}.get(
+                        base, "nginx.conf"),
+                    "h2o": "h2o.conf", "haproxy": "haproxy.cfg", "varnish": "varnish-cache.vcl"}[name]
         conf = os.path.join(own, template)
-        own_template = path.endswith((".toml", ".conf", ".cfg"))
+        own_template = path.endswith((".toml", ".conf", ".cfg", ".vcl"))
         bench.render_template(path if own_template else os.path.join(HERE, "conf", template), conf, tags, values)
         binary = path if path and not own_template else os.environ.get(
             "PORTICO_BIN", os.path.join(ROOT, "build", "portico"))
         return start({"portico": [binary, "-c", conf],
                       "nginx": ["nginx", "-p", own + "/", "-c", conf, "-g", "daemon off;"],
                       "h2o": ["h2o", "-c", conf],
-                      "haproxy": ["haproxy", "-f", conf, "-db"]}[name])
+                      "haproxy": ["haproxy", "-f", conf, "-db"],
+                      "varnish": ["varnishd", "-F", "-n", os.path.join(own, "varnish"),
+                                  "-a", f"127.0.0.1:{port}", "-f", conf, "-T", "none",
+                                  "-s", "malloc,256m", "-p", "thread_pools=1"]}[name])
 
-    def load(port):
-        url = f"http://127.0.0.1:{port}{o.url}"
+    def load(port, path, seconds=None):
+        url = f"http://127.0.0.1:{port}{path}"
         header = ["-H", f"Accept-Encoding: {o.encoding}"] if o.encoding else []
-        command = (["wrk", "-t1", f"-c{connections}", f"-d{o.seconds}s"] + header + [url] if tool == "wrk"
+        command = (["wrk", "-t1", f"-c{connections}", f"-d{seconds or o.seconds}s"] + header + [url] if tool == "wrk"
                    else ["ab", "-r", "-s", "10", "-n", str(o.requests), "-c", connections] + header + [url])
         return subprocess.Popen(["taskset", "-c", CLIENT_CPU] + command, stdout=subprocess.PIPE, text=True)
 
@@ -225,11 +284,14 @@ def main():
                      f"{figures['requests']} responses:\n{output}\n(logs: {run}/servers.log)")
         return figures, usage.ru_utime + usage.ru_stime
 
-    if base == "proxy-tls" and any(spec.partition("=")[0] not in ("portico", "nginx") for spec in o.servers):
-        sys.exit("proxy-tls: portico and nginx only (no h2o or haproxy template for a TLS upstream)")
     upstream_ca = os.path.join(run, "ca.pem")
     try:
-        start(["node", os.path.join(ROOT, "deploy", "demo-app", "server.js")], {"PORT": str(APP_PORT)})
+        app = start(["node", os.path.join(ROOT, "deploy", "demo-app", "server.js")],
+                    {"PORT": str(APP_PORT), **({"CACHE_CONTROL": "public, max-age=3600"} if base == "cache" else {})})
+        if base == "cache":
+            wait_for_port(APP_PORT)
+            with open(os.path.join(assets, "index.html"), "wb") as f:
+                f.write(app_page(APP_PORT))
         if base == "proxy-tls":
             make_upstream_certificate(run)
             for port in TLS_APP_PORTS:
@@ -239,15 +301,22 @@ def main():
                 wait_for_port(port)
         servers = [start_server(spec, port, slot) for slot, (spec, port) in enumerate(zip(o.servers, PORTS))]
         time.sleep(2)
-        sizes = [response_bytes(port, o.url, o.encoding) for port in PORTS]
+        sizes = [response_bytes(port, url, o.encoding) for port, url in zip(PORTS, urls)]
         if any(status != 200 for status, _ in sizes):
             sys.exit(f"not both 200: {sizes} (logs: {run}/servers.log)")
-        for port in PORTS:  # warm: pools, caches, encoder memory, the app's JIT
+        for port, url in zip(PORTS, urls):  # warm: pools, caches, encoder memory, the app's JIT
             subprocess.run(["ab", "-k", "-n", "2000", "-c", "20"] +
                            (["-H", f"Accept-Encoding: {o.encoding}"] if o.encoding else []) +
-                           [f"http://127.0.0.1:{port}{o.url}"], capture_output=True, check=True)
-        print(f"{machine()}; {o.scenario} {o.url} {o.load}{' ' + o.encoding if o.encoding else ''}: "
+                           [f"http://127.0.0.1:{port}{url}"], capture_output=True, check=True)
+            if base == "cache" and tool == "wrk":  # Varnish's pool grows to the connection count
+                completed(load(port, url, 3), PORTS.index(port))
+        url_text = o.url if urls[0] == urls[1] else f"A {urls[0]}, B {urls[1]}"
+        print(f"{machine()}; {o.scenario} {url_text} {o.load}{' ' + o.encoding if o.encoding else ''}: "
               f"A = {o.servers[0]}, B = {o.servers[1]}", flush=True)
+        if base == "cache":
+            for label, port, url in zip("AB", PORTS, urls):
+                print(f"{label}'s head: {response_head(port, url)}", flush=True)
+            app_before = server_cpu(app.pid)
         with open("/proc/loadavg") as f:
             print(f"load average before the rounds: {' '.join(f.read().split()[:3])}", flush=True)
         if base == "proxy-tls":
@@ -260,7 +329,7 @@ def main():
             for group in groups:
                 before = {i: server_cpu(servers[i].pid) for i in group}
                 busy_before = machine_busy_seconds()
-                loads = {i: load(PORTS[i]) for i in group}
+                loads = {i: load(PORTS[i], urls[i]) for i in group}
                 for i in group:
                     figures, client = completed(loads[i], i)
                     done[i], rate[i] = figures["requests"], figures["rps"]
@@ -287,6 +356,10 @@ def main():
                 f", A/B {ratios[-1]:.3f}, with clients {with_client[-1]:.3f}" +
                 (f", machine {whole[-1]:.3f}" if o.apart else ""), flush=True)
         print(f"response bytes: A {sizes[0][1]:,}, B {sizes[1][1]:,}")
+        if base == "cache":
+            app_after = server_cpu(app.pid)
+            # Every answer a hit: the app had nothing to do (Node's own timers aside).
+            print(f"the app's CPU in the rounds: {sum(app_after) - sum(app_before):.2f} s")
         with open("/proc/loadavg") as f:
             print(f"load average after the rounds: {' '.join(f.read().split()[:3])}")
         if base == "proxy-tls":
@@ -327,6 +400,7 @@ def main():
             except subprocess.TimeoutExpired:
                 process.kill()
         shutil.rmtree(run, ignore_errors=True)
+        shutil.rmtree(shm, ignore_errors=True)
 
 
 if __name__ == "__main__":

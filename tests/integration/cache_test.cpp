@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <filesystem>
 #include <future>
 #include <memory>
 #include <string>
@@ -253,6 +254,78 @@ TEST_CASE("cache: a hit over HTTP/2", "[cache]") {
     CHECK(client.result(miss).header("x-cache-status") == "MISS");
     CHECK(setup.get("/h2-miss").header("x-cache-status") == "HIT");
     CHECK(requests_for(*setup.upstream, "/h2") == 1);
+}
+
+// The memfds a process holds for hit bodies (cache/cached_object.hpp).
+int body_files_of(pid_t pid) {
+    int count = 0;
+    std::error_code error;
+    for (const auto& entry :
+         std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/fd", error)) {
+        std::error_code link_error;
+        std::string target = std::filesystem::read_symlink(entry.path(), link_error).string();
+        count += target.find("memfd:portico-cache-body") != std::string::npos;
+    }
+    return count;
+}
+
+TEST_CASE(
+    "cache: a large body's hit is sent from the worker's memfd, whole, in ranges, over HTTP/2",
+    "[cache]") {
+    const std::string body = pattern_bytes(0, 100 * 1024);
+    Setup setup([body](const ReceivedRequest&) {
+        return Reply::text(200, body, "Cache-Control: max-age=60\r\n");
+    });
+    CHECK(setup.get("/big").header("x-cache-status") == "MISS");
+    // New connections: both workers answer hits, and copy the object once each.
+    for (int i = 0; i < 6; ++i) {
+        Response hit = setup.get("/big");
+        CHECK(hit.header("x-cache-status") == "HIT");
+        CHECK(hit.body == body);
+    }
+    int body_files = 0;
+    for (pid_t worker : setup.portico.worker_pids()) body_files += body_files_of(worker);
+    CHECK(body_files >= 1);
+    Response part = setup.get("/big", "Range: bytes=50000-50099\r\n");
+    CHECK(part.status == 206);
+    CHECK(part.body == body.substr(50000, 100));
+    CHECK(part.header("content-range") == "bytes 50000-50099/102400");
+    Response tail = setup.get("/big", "Range: bytes=-10\r\n");
+    CHECK(tail.body == body.substr(body.size() - 10));
+    Response head = setup.get("/big", "", "HEAD");
+    CHECK(head.header("content-length") == "102400");
+    CHECK(head.body.empty());
+    h2::Client client(setup.portico.port());
+    uint32_t whole = client.get("/big", {}, "GET", "front.example");
+    uint32_t range = client.get("/big", {{"range", "bytes=100-199"}}, "GET", "front.example");
+    REQUIRE(client.wait_streams({whole, range}));
+    CHECK(client.result(whole).body == body);
+    CHECK(client.result(whole).header("x-cache-status") == "HIT");
+    CHECK(client.result(range).status == 206);
+    CHECK(client.result(range).body == body.substr(100, 100));
+    CHECK(requests_for(*setup.upstream, "/big") == 1);
+    CHECK(setup.get("/after").status == 200);  // still serving
+}
+
+TEST_CASE("cache: a large body's hit from the memfd is compressed like any other", "[cache]") {
+    std::string text;
+    while (text.size() < 64 * 1024) text += "line " + std::to_string(text.size()) + " of a page\n";
+    UpstreamServer upstream([text](const ReceivedRequest&) {
+        return Reply::text(200, text, "Cache-Control: max-age=60\r\n");
+    });
+    std::string config = cache_config(upstream.address(), unused_port());
+    config.replace(config.find("cache = {"), 0, "compress = true\n");
+    Portico portico(config);
+    for (const char* coding : {"", "gzip", "", "gzip", "br"}) {
+        std::optional<Response> response = fetch_encoded(portico.port(), "/z", coding);
+        REQUIRE(response);
+        CHECK(response->header("content-encoding") == coding);
+        if (*coding == '\0')
+            CHECK(response->body == text);
+        else
+            CHECK(decode_body(coding, response->body) == text);
+    }
+    CHECK(upstream.request_count() == 1);
 }
 
 TEST_CASE("cache: purge by key and by prefix on the metrics listener", "[cache]") {
