@@ -1,8 +1,10 @@
 #include "cache/cached_object.hpp"
 
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 
 #include "core/http_date.hpp"
@@ -79,6 +81,14 @@ std::string serialize_head(const http::HeaderList& fields) {
     return head;
 }
 
+WorkerCopies::WorkerCopies(uint64_t budget_bytes) : budget_(budget_bytes) {
+    // Each memfd is a descriptor the worker holds: an eighth of what it may
+    // open, so client and upstream sockets never run short because of them.
+    rlimit files{};
+    if (::getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur != RLIM_INFINITY)
+        max_files_ = std::min<uint64_t>(max_files_, files.rlim_cur / 8);
+}
+
 std::shared_ptr<const CachedObject> WorkerCopies::find(Store& store, KeyHash key) {
     ReadObject found;
     if (!store.find(key, found, nullptr)) return nullptr;
@@ -88,19 +98,26 @@ std::shared_ptr<const CachedObject> WorkerCopies::find(Store& store, KeyHash key
     auto object = std::make_shared<CachedObject>();
     store.find(key, object->where, &object->bytes);
     parse_fields(*object);
-    if (object->facts().body_bytes > CachedObject::body_file_min_bytes)
-        object->body_file = body_file_of(object->body());
+    // A copy that is not kept is sent from memory: a memfd made for one hit
+    // would cost more than it saves. A body in a memfd counts twice.
+    uint64_t size = object->bytes.size();
+    if (size > budget_) return object;
+    bool with_file = object->facts().body_bytes > CachedObject::body_file_min_bytes &&
+                     max_files_ > 0 && size + object->body().size() <= budget_;
+    if (with_file) size += object->body().size();
     // Past the budget the worker forgets its copies (those being sent live
-    // on with their responses). A body in a memfd counts twice.
-    uint64_t size = object->bytes.size() + (object->body_file ? object->body().size() : 0);
-    if (held_ + size > budget_) {
+    // on with their responses).
+    if (held_ + size > budget_ || (with_file && files_held_ == max_files_)) {
         copies_.clear();
         held_ = 0;
+        files_held_ = 0;
     }
-    if (size <= budget_) {
-        held_ += size;
-        copies_[id] = {&store, object};
+    if (with_file) {
+        object->body_file = body_file_of(object->body());
+        if (object->body_file) ++files_held_;
     }
+    held_ += size;
+    copies_[id] = {&store, object};
     return object;
 }
 

@@ -59,12 +59,16 @@ std::string serialize_head(const http::HeaderList& fields);
 // worker's copies when it has this one; nullptr when absent.
 class WorkerCopies {
 public:
-    explicit WorkerCopies(uint64_t budget_bytes) : budget_(budget_bytes) {}
+    explicit WorkerCopies(uint64_t budget_bytes);
     std::shared_ptr<const CachedObject> find(Store& store, KeyHash key);
 
 private:
     uint64_t budget_;
     uint64_t held_ = 0;
+    // The memfds the kept copies hold (CachedObject::body_file), and at most
+    // how many.
+    uint64_t files_held_ = 0;
+    uint64_t max_files_ = 1024;
     // (store, entry, generation) -> the copy; the generation changes when
     // the entry holds another object, so a copy is never taken for a newer one.
     std::unordered_map<uint64_t, std::pair<const Store*, std::shared_ptr<const CachedObject>>>

@@ -7,12 +7,15 @@
 #include <catch2/catch.hpp>
 
 #include <signal.h>
+#include <sys/resource.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <future>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -305,6 +308,49 @@ TEST_CASE(
     CHECK(client.result(range).body == body.substr(100, 100));
     CHECK(requests_for(*setup.upstream, "/big") == 1);
     CHECK(setup.get("/after").status == 200);  // still serving
+}
+
+// The soft descriptor limit for what starts while it lives (the workers
+// inherit it), then the one before.
+class DescriptorLimit {
+public:
+    explicit DescriptorLimit(rlim_t soft) {
+        ::getrlimit(RLIMIT_NOFILE, &before_);
+        rlimit lowered = before_;
+        lowered.rlim_cur = soft;
+        ::setrlimit(RLIMIT_NOFILE, &lowered);
+    }
+    ~DescriptorLimit() { ::setrlimit(RLIMIT_NOFILE, &before_); }
+
+private:
+    rlimit before_{};
+};
+
+TEST_CASE("cache: the hits' memfds stay within an eighth of the descriptor limit", "[cache]") {
+    std::optional<Setup> setup;
+    {
+        DescriptorLimit limit(128);  // 16 memfds per worker at most
+        setup.emplace(
+            [](const ReceivedRequest& request) {
+                return Reply::text(200, pattern_bytes(request.target.size(), 20 * 1024),
+                                   "Cache-Control: max-age=60\r\n");
+            },
+            "", "memory = \"4MiB\"\n");
+    }
+    for (int round = 0; round < 3; ++round) {
+        for (int i = 0; i < 40; ++i) {
+            std::string target = "/obj/" + std::to_string(i);
+            Response response = setup->get(target);
+            REQUIRE(response.status == 200);
+            CHECK(response.body == pattern_bytes(target.size(), 20 * 1024));
+        }
+    }
+    int most = 0;
+    for (pid_t worker : setup->portico.worker_pids()) most = std::max(most, body_files_of(worker));
+    CHECK(most >= 1);
+    CHECK(most <= 16);
+    CHECK(setup->upstream->request_count() == 40);  // every object stored once
+    CHECK(setup->get("/after").status == 200);
 }
 
 TEST_CASE("cache: a large body's hit from the memfd is compressed like any other", "[cache]") {
