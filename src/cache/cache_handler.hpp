@@ -13,6 +13,7 @@
 
 #include "cache/cache_stream.hpp"
 #include "cache/location_cache.hpp"
+#include "cache/variant_stream.hpp"
 #include "core/lazy_timer.hpp"
 #include "http/exchange.hpp"
 #include "http/server_context.hpp"
@@ -35,7 +36,9 @@ private:
     // upstream (the stream set to store); `wait` when the key is locked.
     // `direct`: not from inside the filter's exchange (a lock wait), so a
     // hit may be answered on the exchange it wraps.
-    Outcome consult(http::Exchange& exchange, CacheStream& stream, bool direct);
+    // `variants`: the request's VariantStream, when the location compresses.
+    Outcome consult(http::Exchange& exchange, CacheStream& stream, bool direct,
+                    VariantStream* variants = nullptr);
     // The location's handlers after this one (the proxy), for a request
     // that waited.
     void serve_rest(http::Exchange& exchange);

@@ -2,6 +2,7 @@
 
 #include <array>
 
+#include "cache/variant_stream.hpp"
 #include "http/header_text.hpp"
 
 namespace portico::cache {
@@ -202,6 +203,8 @@ void CacheStream::finish() {
             if (cache_.store.insert(hash, marker, marker_parts))
                 cache_.store.insert(variant_, facts, parts);
         }
+        // The coded variants of the object replaced were made from it.
+        drop_coded_variants(cache_.store, policy_.vary.empty() ? hash : variant_);
     }
     stop_storing();
 }
