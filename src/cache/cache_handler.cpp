@@ -157,6 +157,17 @@ CacheHandler::Outcome CacheHandler::consult(http::Exchange& exchange, CacheStrea
         }
         if (!taken) return Outcome::wait;
         stream.holds_lock = true;
+        if (updating_allowed) {
+            // nginx's proxy_cache_background_update: this request too gets
+            // the stale copy at once (STALE, as nginx says), while a
+            // request of the cache's own, holding the lock, refreshes it.
+            serve_rest(refreshes_.acquire().begin(refreshes_, cache_, exchange, stream));
+            stream.mode = CacheStream::Mode::from_cache;
+            std::shared_ptr<const CachedObject> stale = std::move(stream.stale);
+            answer_from_object(direct ? stream.unwrap(exchange) : exchange, std::move(stale), age,
+                               cache_, Result::stale);
+            return Outcome::answered;
+        }
     }
     stream.mode = CacheStream::Mode::store;
     // The whole object is fetched to be stored, for a HEAD or a Range too

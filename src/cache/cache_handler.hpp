@@ -11,6 +11,7 @@
 #include <memory>
 #include <vector>
 
+#include "cache/background_refresh.hpp"
 #include "cache/cache_stream.hpp"
 #include "cache/location_cache.hpp"
 #include "cache/variant_stream.hpp"
@@ -49,6 +50,7 @@ private:
     core::IoPoller& poller_;
     std::vector<std::unique_ptr<LockWait>> waits_;
     std::vector<LockWait*> free_;
+    BackgroundRefreshes refreshes_;
 };
 
 }  // namespace portico::cache

@@ -191,4 +191,93 @@ TEST_CASE("cache variants: over HTTP/2 the stored coded bytes are served", "[cac
     CHECK(requests_for(*setup.upstream, "/h2") == 1);
 }
 
+namespace {
+
+// The first answer stored stale already (Age equal to max-age), the next
+// ones after `delay`; "page N".
+Behaviour stale_then_slow(std::chrono::milliseconds delay, int failing_status = 0) {
+    auto answered = std::make_shared<std::atomic<int>>(0);
+    return [answered, delay, failing_status](const ReceivedRequest&) {
+        int n = ++*answered;
+        if (n == 1) return Reply::text(200, "page 1", "Cache-Control: max-age=60\r\nAge: 60\r\n");
+        if (failing_status != 0) return Reply::text(failing_status, "failed").delayed(delay);
+        return Reply::text(200, "page " + std::to_string(n), "Cache-Control: max-age=60\r\n")
+            .delayed(delay);
+    };
+}
+
+}  // namespace
+
+TEST_CASE(
+    "cache refresh: the first stale request is answered at once, one refresh in the "
+    "background",
+    "[cache-variants]") {
+    Setup setup(stale_then_slow(500ms), ", stale_while_revalidate = \"30s\"");
+    CHECK(setup.get("/w").body == "page 1");
+    for (int i = 0; i < 5; ++i) {
+        auto start = std::chrono::steady_clock::now();
+        Response stale = setup.get("/w");
+        CHECK(std::chrono::steady_clock::now() - start < 150ms);
+        CHECK(stale.body == "page 1");
+        CHECK(stale.header("x-cache-status") == (i == 0 ? "STALE" : "UPDATING"));
+    }
+    // Over HTTP/2 as well, while the refresh runs.
+    h2::Client client(setup.portico.port());
+    uint32_t stream = client.get("/w", {}, "GET", "front.example");
+    REQUIRE(client.wait_stream(stream));
+    CHECK(client.result(stream).body == "page 1");
+    CHECK(client.result(stream).header("x-cache-status") == "UPDATING");
+    REQUIRE(UpstreamServer::wait_until([&] { return setup.upstream->request_count() == 2; }, 2s));
+    // The refresh asked for the whole object, as a GET.
+    CHECK(setup.upstream->requests().back().method == "GET");
+    REQUIRE(UpstreamServer::wait_until([&] { return setup.get("/w").body == "page 2"; }, 3s));
+    Response fresh = setup.get("/w");
+    CHECK(fresh.body == "page 2");
+    CHECK(fresh.header("x-cache-status") == "HIT");
+    CHECK(setup.upstream->request_count() == 2);
+}
+
+TEST_CASE("cache refresh: it survives the client that started it leaving", "[cache-variants]") {
+    Setup setup(stale_then_slow(500ms), ", stale_while_revalidate = \"30s\"");
+    CHECK(setup.get("/gone").body == "page 1");
+    {
+        Client client(setup.portico.port());
+        client.send("GET /gone HTTP/1.1\r\nHost: front.example\r\n\r\n");
+        // Closed while the upstream is still working on the refresh.
+        REQUIRE(
+            UpstreamServer::wait_until([&] { return setup.upstream->request_count() == 2; }, 2s));
+    }
+    std::this_thread::sleep_for(700ms);
+    Response fresh = setup.get("/gone");
+    CHECK(fresh.body == "page 2");
+    CHECK(fresh.header("x-cache-status") == "HIT");
+    CHECK(setup.upstream->request_count() == 2);
+}
+
+TEST_CASE("cache refresh: a failing refresh keeps the stale copy and is logged",
+          "[cache-variants]") {
+    Setup setup(stale_then_slow(0ms, 502),
+                ", stale_while_revalidate = \"30s\", stale_if_error = \"1h\"");
+    CHECK(setup.get("/f").body == "page 1");
+    // Each stale answer starts a refresh once the last one failed: every
+    // one fails, the page stays.
+    for (int i = 0; i < 6; ++i) {
+        Response stale = setup.get("/f");
+        CHECK(stale.status == 200);
+        CHECK(stale.body == "page 1");
+        std::this_thread::sleep_for(50ms);
+    }
+    CHECK(setup.upstream->request_count() >= 3);
+    // At most one line a second per worker.
+    REQUIRE(setup.portico.wait_for_log("background refresh of httpfront.example/f failed (502)"));
+    std::string log = setup.portico.log();
+    size_t lines = 0;
+    for (size_t at = log.find("background refresh of"); at != std::string::npos;
+         at = log.find("background refresh of", at + 1))
+        ++lines;
+    CHECK(lines >= 1);
+    CHECK(lines <= 2);
+    CHECK(setup.get("/f").status == 200);  // still serving
+}
+
 }  // namespace cache_variants_test
