@@ -125,8 +125,14 @@ CacheHandler::Outcome CacheHandler::consult(http::Exchange& exchange, CacheStrea
         age = age_of(*object, unix_seconds());
         if (is_fresh(*object, age)) {
             stream.mode = CacheStream::Mode::from_cache;
-            if (variants != nullptr)
-                object = variants->coded_or_identity(std::move(object), stored_under);
+            if (variants != nullptr) {
+                if (std::shared_ptr<const CachedObject> coded =
+                        variants->coded_variant(object, stored_under)) {
+                    answer_from_object(variants->past_compression(stream.unwrap(exchange)),
+                                       std::move(coded), age, cache_, Result::hit);
+                    return Outcome::answered;
+                }
+            }
             answer_from_object(direct ? stream.unwrap(exchange) : exchange, std::move(object), age,
                                cache_, Result::hit);
             return Outcome::answered;

@@ -30,6 +30,10 @@ struct LocationCache {
     WorkerCopies& copies;
     metrics::WorkerCounters& counters;
     http::ResponseFilter* filter = nullptr;  // the location's CacheFilter
+    // The location's compression filter and the VariantFilter behind it,
+    // when it compresses (cache/variant_stream.hpp).
+    http::ResponseFilter* compression_filter = nullptr;
+    http::ResponseFilter* variant_filter = nullptr;
     // The stream of the request being routed now: set by the filter's
     // start, taken by the handler in the same call chain (serve_location
     // wraps the exchange, then runs the handlers).

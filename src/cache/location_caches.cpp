@@ -34,6 +34,8 @@ http::ResponseFilter& LocationCaches::put_behind_compression(size_t location,
                                                              http::ResponseFilter& compressing) {
     filters_.push_back(std::make_unique<VariantFilter>(cache_of(location)));
     compressing.output_through(*filters_.back());
+    cache_of(location).compression_filter = &compressing;
+    cache_of(location).variant_filter = filters_.back().get();
     return *filters_.back();
 }
 

@@ -50,18 +50,19 @@ void drop_coded_variants(Store& store, KeyHash identity) {
 }
 
 bool VariantStream::start(const http::Request& request) {
-    // Only a GET is ever compressed.
-    bool get = request.method_name == "GET";
+    // Only a request the compression filter would code for has variants:
+    // the others (an identity client, HEAD, Range) pass by at no cost.
     request_ = &request;
-    cache_.variant_started = get ? this : nullptr;
-    return get;
+    wanted_ = request.method_name == "GET" ? coding_for(request) : std::nullopt;
+    cache_.variant_started = wanted_ ? this : nullptr;
+    return wanted_.has_value();
 }
 
-std::shared_ptr<const CachedObject> VariantStream::coded_or_identity(
-    std::shared_ptr<const CachedObject> identity, KeyHash identity_key) {
-    std::optional<config::Coding> coding = coding_for(*request_);
+std::shared_ptr<const CachedObject> VariantStream::coded_variant(
+    const std::shared_ptr<const CachedObject>& identity, KeyHash identity_key) {
+    std::optional<config::Coding> coding = wanted_;
     // Stored encoded already (the upstream's gzip): the filter leaves it.
-    if (!coding || has_content_coding(*identity)) return identity;
+    if (!coding || has_content_coding(*identity)) return nullptr;
     std::shared_ptr<const CachedObject> coded;
     {
         core::SharedLock lock(cache_.store.mutex());
@@ -74,7 +75,14 @@ std::shared_ptr<const CachedObject> VariantStream::coded_or_identity(
     coding_ = *coding;
     identity_key_ = identity_key;
     identity_ = identity;
-    return identity;
+    return nullptr;
+}
+
+http::Exchange& VariantStream::past_compression(http::Exchange& compressing) {
+    // Both streams took the request: the compression filter takes what
+    // coding_for gives a coding to, and so does this stream.
+    return cache_.variant_filter->unwrap_taken(
+        cache_.compression_filter->unwrap_taken(compressing));
 }
 
 void VariantStream::head(http::HeadersOut& head) {

@@ -43,10 +43,15 @@ public:
 
     const http::Request* request() const { return request_; }
     // A fresh hit on `identity` (stored under `identity_key`): its coded
-    // variant for the coding the client gets, when stored; otherwise
-    // `identity`, and what the compression filter makes of it is stored.
-    std::shared_ptr<const CachedObject> coded_or_identity(
-        std::shared_ptr<const CachedObject> identity, KeyHash identity_key);
+    // variant for the coding the client gets, when stored, to answer on
+    // past_compression(); otherwise nullptr, and what the compression
+    // filter makes of the identity is stored.
+    std::shared_ptr<const CachedObject> coded_variant(
+        const std::shared_ptr<const CachedObject>& identity, KeyHash identity_key);
+    // The exchange after this stream, for a response in its final coding
+    // already: `compressing` (the compression filter's exchange) and this
+    // stream's are given back, so the hit costs neither filter's work.
+    http::Exchange& past_compression(http::Exchange& compressing);
 
     bool start(const http::Request& request) override;
     void head(http::HeadersOut& head) override;
@@ -60,6 +65,7 @@ private:
 
     LocationCache& cache_;
     const http::Request* request_ = nullptr;
+    std::optional<config::Coding> wanted_;  // the coding the client gets
     // The variant being filled: for this coding, from this identity.
     bool filling_ = false;
     config::Coding coding_ = config::Coding::gzip;
