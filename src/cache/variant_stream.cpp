@@ -10,15 +10,6 @@ namespace portico::cache {
 
 namespace {
 
-// The coding the compression filter would give this request, if any: none
-// for what it declines (HEAD, an upgrade, a Range request), else what
-// Accept-Encoding negotiates among all codings, as it does.
-std::optional<config::Coding> coding_for(const http::Request& request) {
-    if (request.is_head() || request.upgrade || !request.header("range").empty())
-        return std::nullopt;
-    return http::negotiate_coding(request.header("accept-encoding"), config::CodingSet::all());
-}
-
 bool has_content_coding(const CachedObject& object) {
     for (const auto& [name, value] : object.fields)
         if (http::equals_ignore_case(name, "content-encoding")) return true;
@@ -50,17 +41,25 @@ void drop_coded_variants(Store& store, KeyHash identity) {
 }
 
 bool VariantStream::start(const http::Request& request) {
-    // Only a request the compression filter would code for has variants:
-    // the others (an identity client, HEAD, Range) pass by at no cost.
+    // Only a request the compression filter may code for has variants:
+    // the others (no Accept-Encoding, HEAD, Range) pass by at the cost of
+    // this look at its headers. The coding is negotiated for a hit only.
     request_ = &request;
-    wanted_ = request.method_name == "GET" ? coding_for(request) : std::nullopt;
-    cache_.variant_started = wanted_ ? this : nullptr;
-    return wanted_.has_value();
+    accept_encoding_ = {};
+    if (request.method_name == "GET") {
+        http::CompressibleRequest compressible = http::compressible_request(request);
+        if (compressible.compressible) accept_encoding_ = compressible.accept_encoding;
+    }
+    bool takes = !accept_encoding_.empty();
+    cache_.variant_started = takes ? this : nullptr;
+    return takes;
 }
 
 std::shared_ptr<const CachedObject> VariantStream::coded_variant(
     const std::shared_ptr<const CachedObject>& identity, KeyHash identity_key) {
-    std::optional<config::Coding> coding = wanted_;
+    // The coding the compression filter gives the request: the same choice.
+    std::optional<config::Coding> coding =
+        http::negotiate_coding(accept_encoding_, config::CodingSet::all());
     // Stored encoded already (the upstream's gzip): the filter leaves it.
     if (!coding || has_content_coding(*identity)) return nullptr;
     std::shared_ptr<const CachedObject> coded;
@@ -79,8 +78,9 @@ std::shared_ptr<const CachedObject> VariantStream::coded_variant(
 }
 
 http::Exchange& VariantStream::past_compression(http::Exchange& compressing) {
-    // Both streams took the request: the compression filter takes what
-    // coding_for gives a coding to, and so does this stream.
+    // Both streams took the request: the compression filter takes every
+    // compressible_request, this stream those of them with an
+    // Accept-Encoding.
     return cache_.variant_filter->unwrap_taken(
         cache_.compression_filter->unwrap_taken(compressing));
 }

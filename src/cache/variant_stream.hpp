@@ -65,7 +65,7 @@ private:
 
     LocationCache& cache_;
     const http::Request* request_ = nullptr;
-    std::optional<config::Coding> wanted_;  // the coding the client gets
+    std::string_view accept_encoding_;  // the request's, when it is compressible
     // The variant being filled: for this coding, from this identity.
     bool filling_ = false;
     config::Coding coding_ = config::Coding::gzip;

@@ -11,8 +11,8 @@
 #   tests/bench/cache_coded_cost.sh                 build-dev/portico (or PORTICO_BIN)
 #
 # Environment: PORTICO_BIN, COST_N (2000), BENCH_PORT (18690),
-# BENCH_APP_PORT (13690), CODING (gzip). Every process started here is
-# stopped by its pid on exit.
+# BENCH_APP_PORT (13690), CODING (gzip; the Accept-Encoding sent, `none`:
+# no header). Every process started here is stopped by its pid on exit.
 set -uo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -98,7 +98,9 @@ cache = { zone = "pages" }
 TOML
 
 load() { # load COUNT
-  ab -k -r -s 60 -n "$1" -c 10 -H "Accept-Encoding: $CODING" "http://127.0.0.1:$PORT/page.html"
+  local header=()
+  [ "$CODING" != none ] && header=(-H "Accept-Encoding: $CODING")
+  ab -k -r -s 60 -n "$1" -c 10 "${header[@]}" "http://127.0.0.1:$PORT/page.html"
 }
 
 # run DIR [COUNT]: portico under callgrind, the warm-up, then COUNT hits;
