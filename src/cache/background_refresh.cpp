@@ -98,8 +98,8 @@ http::Exchange& BackgroundRefresh::begin(BackgroundRefreshes& owner, LocationCac
 
 void BackgroundRefresh::finish() {
     if (!std::exchange(running_, false)) return;
-    // An error the stream kept out of the store (stale_if_error), or one it
-    // stored because its rules allow no more stale answers: logged either way.
+    // An error status (kept out of the store within stale_if_error), or a
+    // response cut short (never stored).
     if ((aborted_ || status_ >= 500) && owner_->may_log_failure())
         log::warn("cache: the background refresh of {} failed ({}); {}", key_,
                   aborted_ ? std::string("cut short") : std::to_string(status_),

@@ -1,7 +1,9 @@
 // The first content handler of a location with `cache`, before its proxy:
 // answers a fresh hit from the shared store (over either protocol: it
-// only sees the Exchange), a stale one while another request refreshes it
-// (stale_while_revalidate), or lets the proxy answer a miss, which the
+// only sees the Exchange; in the client's coding when a compressed variant
+// is stored, variant_stream.hpp), a stale one while a background request
+// refreshes it (stale_while_revalidate, background_refresh.hpp: the
+// request that finds it stale starts it), or lets the proxy answer a miss, which the
 // location's CacheStream stores. With `lock`, a miss whose key another
 // request (in any worker) is already fetching waits for it: a Waiting
 // polls the store on the loop's timers, hears the client leave, and after
