@@ -88,7 +88,9 @@ LockWait& CacheHandler::acquire() {
 
 bool CacheHandler::serve(http::Exchange& exchange) {
     CacheStream* stream = std::exchange(cache_.started, nullptr);
+    VariantStream* variants = std::exchange(cache_.variant_started, nullptr);
     const http::Request& request = exchange.request();
+    if (variants != nullptr && variants->request() != &request) variants = nullptr;
     // Another request's stream, when this one waited at the admission
     // checks while others were routed: it goes by uncached.
     if (stream != nullptr && stream->request() != &request) stream = nullptr;
@@ -99,7 +101,7 @@ bool CacheHandler::serve(http::Exchange& exchange) {
     stream->key.clear();
     http::expand(cache_.config.key, request, exchange.client_address(), {}, stream->key);
     stream->hash = hash_key(stream->key);
-    switch (consult(exchange, *stream, true)) {
+    switch (consult(exchange, *stream, true, variants)) {
     case Outcome::answered:
         return true;
     case Outcome::upstream:
@@ -112,15 +114,25 @@ bool CacheHandler::serve(http::Exchange& exchange) {
 }
 
 CacheHandler::Outcome CacheHandler::consult(http::Exchange& exchange, CacheStream& stream,
-                                            bool direct) {
+                                            bool direct, VariantStream* variants) {
     const http::Request& request = exchange.request();
-    std::shared_ptr<const CachedObject> object = cache_.lookup(stream.hash, stream.key, request);
+    KeyHash stored_under;
+    std::shared_ptr<const CachedObject> object =
+        cache_.lookup(stream.hash, stream.key, request, &stored_under);
     int64_t age = 0;
     bool updating_allowed = false;
     if (object) {
         age = age_of(*object, unix_seconds());
         if (is_fresh(*object, age)) {
             stream.mode = CacheStream::Mode::from_cache;
+            if (variants != nullptr) {
+                if (std::shared_ptr<const CachedObject> coded =
+                        variants->coded_variant(object, stored_under)) {
+                    answer_from_object(variants->past_compression(stream.unwrap(exchange)),
+                                       std::move(coded), age, cache_, Result::hit);
+                    return Outcome::answered;
+                }
+            }
             answer_from_object(direct ? stream.unwrap(exchange) : exchange, std::move(object), age,
                                cache_, Result::hit);
             return Outcome::answered;
@@ -151,6 +163,17 @@ CacheHandler::Outcome CacheHandler::consult(http::Exchange& exchange, CacheStrea
         }
         if (!taken) return Outcome::wait;
         stream.holds_lock = true;
+        if (updating_allowed) {
+            // nginx's proxy_cache_background_update: this request too gets
+            // the stale copy at once (STALE, as nginx says), while a
+            // request of the cache's own, holding the lock, refreshes it.
+            serve_rest(refreshes_.acquire().begin(refreshes_, cache_, exchange, stream));
+            stream.mode = CacheStream::Mode::from_cache;
+            std::shared_ptr<const CachedObject> stale = std::move(stream.stale);
+            answer_from_object(direct ? stream.unwrap(exchange) : exchange, std::move(stale), age,
+                               cache_, Result::stale);
+            return Outcome::answered;
+        }
     }
     stream.mode = CacheStream::Mode::store;
     // The whole object is fetched to be stored, for a HEAD or a Range too

@@ -1,7 +1,9 @@
 // The first content handler of a location with `cache`, before its proxy:
 // answers a fresh hit from the shared store (over either protocol: it
-// only sees the Exchange), a stale one while another request refreshes it
-// (stale_while_revalidate), or lets the proxy answer a miss, which the
+// only sees the Exchange; in the client's coding when a compressed variant
+// is stored, variant_stream.hpp), a stale one while a background request
+// refreshes it (stale_while_revalidate, background_refresh.hpp: the
+// request that finds it stale starts it), or lets the proxy answer a miss, which the
 // location's CacheStream stores. With `lock`, a miss whose key another
 // request (in any worker) is already fetching waits for it: a Waiting
 // polls the store on the loop's timers, hears the client leave, and after
@@ -11,8 +13,10 @@
 #include <memory>
 #include <vector>
 
+#include "cache/background_refresh.hpp"
 #include "cache/cache_stream.hpp"
 #include "cache/location_cache.hpp"
+#include "cache/variant_stream.hpp"
 #include "core/lazy_timer.hpp"
 #include "http/exchange.hpp"
 #include "http/server_context.hpp"
@@ -35,7 +39,9 @@ private:
     // upstream (the stream set to store); `wait` when the key is locked.
     // `direct`: not from inside the filter's exchange (a lock wait), so a
     // hit may be answered on the exchange it wraps.
-    Outcome consult(http::Exchange& exchange, CacheStream& stream, bool direct);
+    // `variants`: the request's VariantStream, when the location compresses.
+    Outcome consult(http::Exchange& exchange, CacheStream& stream, bool direct,
+                    VariantStream* variants = nullptr);
     // The location's handlers after this one (the proxy), for a request
     // that waited.
     void serve_rest(http::Exchange& exchange);
@@ -46,6 +52,7 @@ private:
     core::IoPoller& poller_;
     std::vector<std::unique_ptr<LockWait>> waits_;
     std::vector<LockWait*> free_;
+    BackgroundRefreshes refreshes_;
 };
 
 }  // namespace portico::cache

@@ -2,6 +2,7 @@
 
 #include <array>
 
+#include "cache/variant_stream.hpp"
 #include "http/header_text.hpp"
 
 namespace portico::cache {
@@ -38,7 +39,7 @@ bool CacheStream::start(const http::Request& request) {
     request_ = &request;
     mode = Mode::idle;
     result = Result::miss;
-    holds_lock = taken_over_ = false;
+    holds_lock = taken_over_ = background = false;
     stale.reset();
     status_ = 0;
     length_.reset();
@@ -77,6 +78,7 @@ bool CacheStream::answer_stale(int status) {
     int64_t age = age_of(*stale, unix_seconds());
     if (age >= stale->facts().lifetime + stale->facts().stale_if_error) return false;
     stop_storing();
+    if (background) return false;
     taken_over_ = true;
     http::Exchange& client = next().take_over();
     answer_from_object(client, std::move(stale), age, cache_, Result::stale);
@@ -90,7 +92,7 @@ void CacheStream::head(http::HeadersOut& head) {
     }
     status_ = head.status;
     if (stale && answer_stale(head.status)) return;
-    cache_.record(*request_, result);
+    if (!background) cache_.record(*request_, result);
     if (mode == Mode::store) {
         std::string cache_control = joined(head.fields, "cache-control");
         std::string expires = joined(head.fields, "expires");
@@ -202,6 +204,8 @@ void CacheStream::finish() {
             if (cache_.store.insert(hash, marker, marker_parts))
                 cache_.store.insert(variant_, facts, parts);
         }
+        // The coded variants of the object replaced were made from it.
+        drop_coded_variants(cache_.store, policy_.vary.empty() ? hash : variant_);
     }
     stop_storing();
 }

@@ -36,6 +36,9 @@ public:
     KeyHash hash;
     bool holds_lock = false;                    // this request's fill lock, released at its end
     std::shared_ptr<const CachedObject> stale;  // for stale_if_error
+    // A refresh of the cache's own (background_refresh.hpp): not counted,
+    // and its errors are kept from the store, not answered stale.
+    bool background = false;
 
     const http::Request* request() const { return request_; }
     // For a hit answered at once: the exchange `wrapped` (this stream's)

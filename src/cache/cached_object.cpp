@@ -69,10 +69,12 @@ std::vector<std::string_view> CachedObject::vary_names() const {
     return names;
 }
 
-std::string serialize_head(const http::HeaderList& fields) {
+std::string serialize_head(const http::HeaderList& fields, std::string_view also_unstored) {
     std::string head;
     for (size_t i = 0; i < fields.size(); ++i) {
         if (!stored(fields.name(i))) continue;
+        if (!also_unstored.empty() && http::equals_ignore_case(fields.name(i), also_unstored))
+            continue;
         head += fields.name(i);
         head += '\n';
         head += fields.value(i);

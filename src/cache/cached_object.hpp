@@ -52,8 +52,9 @@ struct CachedObject {
 
 // The head fields of a response as stored: "name\nvalue\n" for each field
 // worth keeping (not the hop-by-hop ones, not those the connection or the
-// hit writes itself: Date, Content-Length, Age).
-std::string serialize_head(const http::HeaderList& fields);
+// hit writes itself: Date, Content-Length, Age), nor `also_unstored` (the
+// location's status header, on a response made from a hit).
+std::string serialize_head(const http::HeaderList& fields, std::string_view also_unstored = {});
 
 // The object read from `store` (its lock held) under `key`, from the
 // worker's copies when it has this one; nullptr when absent.

@@ -20,6 +20,7 @@
 namespace portico::cache {
 
 class CacheStream;
+class VariantStream;
 using Result = metrics::CacheResult;
 
 struct LocationCache {
@@ -29,17 +30,25 @@ struct LocationCache {
     WorkerCopies& copies;
     metrics::WorkerCounters& counters;
     http::ResponseFilter* filter = nullptr;  // the location's CacheFilter
+    // The location's compression filter and the VariantFilter behind it,
+    // when it compresses (cache/variant_stream.hpp).
+    http::ResponseFilter* compression_filter = nullptr;
+    http::ResponseFilter* variant_filter = nullptr;
     // The stream of the request being routed now: set by the filter's
     // start, taken by the handler in the same call chain (serve_location
     // wraps the exchange, then runs the handlers).
     CacheStream* started = nullptr;
+    // The same for the location's VariantStream (behind its compression),
+    // when it has one.
+    VariantStream* variant_started = nullptr;
 
     // The request's result: counted, kept for the access log.
     void record(const http::Request& request, Result result) const;
     // The object for the request, through its Vary marker to its variant;
-    // nullptr when none.
+    // nullptr when none. `found`: the hash it is stored under.
     std::shared_ptr<const CachedObject> lookup(KeyHash key, std::string_view key_text,
-                                               const http::Request& request) const;
+                                               const http::Request& request,
+                                               KeyHash* found = nullptr) const;
 };
 
 // "HIT", "MISS", ... (the status header and the access log).

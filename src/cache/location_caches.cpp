@@ -30,6 +30,15 @@ std::unique_ptr<http::Handler> LocationCaches::make_handler(size_t location,
     return std::make_unique<CacheHandler>(cache_of(location), serving, server_.poller);
 }
 
+http::ResponseFilter& LocationCaches::put_behind_compression(size_t location,
+                                                             http::ResponseFilter& compressing) {
+    filters_.push_back(std::make_unique<VariantFilter>(cache_of(location)));
+    compressing.output_through(*filters_.back());
+    cache_of(location).compression_filter = &compressing;
+    cache_of(location).variant_filter = filters_.back().get();
+    return *filters_.back();
+}
+
 void LocationCaches::put_filter_first(size_t location, http::LocationServing& serving) {
     filters_.push_back(std::make_unique<CacheFilter>(cache_of(location)));
     cache_of(location).filter = filters_.back().get();

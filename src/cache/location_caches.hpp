@@ -13,6 +13,7 @@
 #include "cache/cache_stream.hpp"
 #include "cache/cache_zones.hpp"
 #include "cache/location_cache.hpp"
+#include "cache/variant_stream.hpp"
 #include "http/server_context.hpp"
 
 namespace portico::cache {
@@ -27,6 +28,10 @@ public:
                                                 const http::LocationServing& serving);
     // The location's filter, first in front of serving.filter.
     void put_filter_first(size_t location, http::LocationServing& serving);
+    // The location's VariantFilter (cache/variant_stream.hpp), for its
+    // `compressing` filter to output through; the filter it is.
+    http::ResponseFilter& put_behind_compression(size_t location,
+                                                 http::ResponseFilter& compressing);
 
 private:
     LocationCache& cache_of(size_t location);
@@ -35,7 +40,7 @@ private:
     http::ServerContext& server_;
     std::vector<std::unique_ptr<WorkerCopies>> copies_;   // by zone
     std::vector<std::unique_ptr<LocationCache>> caches_;  // by location; nullptr: none
-    std::vector<std::unique_ptr<CacheFilter>> filters_;
+    std::vector<std::unique_ptr<http::ResponseFilter>> filters_;
 };
 
 }  // namespace portico::cache

@@ -207,6 +207,10 @@ bool Store::insert(KeyHash key, const ObjectFacts& facts, std::span<const std::s
     return true;
 }
 
+void Store::erase(KeyHash key) {
+    if (Entry* entry = lookup(key)) unlink(static_cast<uint32_t>(entry - entries()));
+}
+
 size_t Store::remove_if(const std::function<bool(std::string_view key)>& matches) {
     size_t removed = 0;
     Entry* all = entries();

@@ -52,6 +52,10 @@ struct ObjectFacts {
     int64_t initial_age = 0;
     int64_t stale_while_revalidate = 0;
     int64_t stale_if_error = 0;
+    // A coded variant (cache/variant_stream.hpp): the identity object it
+    // was compressed from (its entry and generation), 0/0 for the others.
+    uint32_t coded_from_entry = 0;
+    uint32_t coded_from_generation = 0;
     uint32_t key_bytes = 0;
     uint32_t head_bytes = 0;
     uint64_t body_bytes = 0;
@@ -86,6 +90,8 @@ public:
     // bytes in order (their total: key, head and body bytes of `facts`).
     // False when it cannot fit even with everything else evicted.
     bool insert(KeyHash key, const ObjectFacts& facts, std::span<const std::string_view> parts);
+    // Removes the object of `key`, if any.
+    void erase(KeyHash key);
     // Removes the objects whose key text `matches`; their count.
     size_t remove_if(const std::function<bool(std::string_view key)>& matches);
 

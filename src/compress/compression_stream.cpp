@@ -44,15 +44,9 @@ bool CompressionStream::start(const http::Request& request) {
     // request (its offsets count the identity's bytes: it gets them), an
     // upgrade (a tunnel carries no body to encode). Such a request costs
     // nothing more than on a location without compress.
-    if (request.is_head() || request.upgrade) return false;
-    // The two headers read here, in one pass.
-    std::string_view accept_encoding;
-    for (const http::HeaderField& field : request.headers) {
-        if (http::equals_ignore_case(field.name, "range")) return false;
-        if (accept_encoding.empty() && http::equals_ignore_case(field.name, "accept-encoding"))
-            accept_encoding = field.value;
-    }
-    coding_ = http::negotiate_coding(accept_encoding, config::CodingSet::all());
+    http::CompressibleRequest compressible = http::compressible_request(request);
+    if (!compressible.compressible) return false;
+    coding_ = http::negotiate_coding(compressible.accept_encoding, config::CodingSet::all());
     phase_ = Phase::held;
     head_ = nullptr;
     bytes_in_ = bytes_out_ = 0;

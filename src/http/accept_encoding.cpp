@@ -95,4 +95,15 @@ std::optional<config::Coding> negotiate_coding(std::string_view accept_encoding,
     return best;
 }
 
+CompressibleRequest compressible_request(const Request& request) {
+    if (request.is_head() || request.upgrade) return {};
+    std::string_view accept_encoding;
+    for (const HeaderField& field : request.headers) {
+        if (equals_ignore_case(field.name, "range")) return {};
+        if (accept_encoding.empty() && equals_ignore_case(field.name, "accept-encoding"))
+            accept_encoding = field.value;
+    }
+    return {true, accept_encoding};
+}
+
 }  // namespace portico::http

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "config/coding.hpp"
+#include "http/request.hpp"
 
 namespace portico::http {
 
@@ -18,5 +19,17 @@ namespace portico::http {
 // malformed q-value counts as not listed.
 std::optional<config::Coding> negotiate_coding(std::string_view accept_encoding,
                                                config::CodingSet offered);
+
+// How on-the-fly compression sees a request: `compressible` false for one
+// never compressed, whatever the response (HEAD: no body; a Range request:
+// its offsets count the identity's bytes; an upgrade: a tunnel), else its
+// Accept-Encoding, for negotiate_coding among all codings. One pass over
+// the headers: it runs on every request of a compressing location (its
+// filter, and the cache's coded variants, cache/variant_stream.hpp).
+struct CompressibleRequest {
+    bool compressible = false;
+    std::string_view accept_encoding;
+};
+CompressibleRequest compressible_request(const Request& request);
 
 }  // namespace portico::http

@@ -33,6 +33,12 @@ void ResponseFilter::unwrap(Exchange& wrapped, Exchange& client) {
     free_.push_back(&exchange);
 }
 
+Exchange& ResponseFilter::unwrap_taken(Exchange& wrapped) {
+    Exchange& client = *static_cast<FilteredExchange&>(wrapped).client_;
+    unwrap(wrapped, client);
+    return client;
+}
+
 // Every entry point holds one: the exchange goes back to its filter when the
 // outermost call returns after both sides are done, never under a caller
 // (the connection finishing the request, a pipelined request starting in

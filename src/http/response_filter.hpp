@@ -168,6 +168,10 @@ public:
     // it (the request steps that let a request go on). For a filter whose
     // output goes to the client itself (no output_through).
     void unwrap(Exchange& wrapped, Exchange& client);
+    // The same for `wrapped` that this filter's stream took (start said
+    // yes): returns the exchange it wraps, for a response answered past
+    // this filter (a cache hit stored in its final coding already).
+    Exchange& unwrap_taken(Exchange& wrapped);
 
     // This filter's output goes through `closer` before the client (a
     // location's compression, then its error pages).

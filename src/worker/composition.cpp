@@ -93,6 +93,8 @@ Composition::Composition(http::ServerContext& server, uint16_t https_port,
             add(std::make_unique<proxy::ProxyHandler>(*upstreams_[*upstream], location,
                                                       server.buffers, upstream_buffers_,
                                                       server.poller));
+        // The filter closest to the client so far.
+        http::ResponseFilter* closest = nullptr;
         if (!location.headers.empty()) {
             location_headers_.push_back(std::make_unique<http::LocationHeaders>(location));
             serving.headers = location_headers_.back().get();
@@ -104,6 +106,9 @@ Composition::Composition(http::ServerContext& server, uint16_t https_port,
                 *location.compress, compressed_cache_, upstream_buffers_, encoder_memory_,
                 server.counters));
             serving.filter = filters_.back().get();
+            // Behind it: a hit's coded variants are stored once per coding.
+            closest = location.cache ? &caches_.put_behind_compression(i, *serving.filter)
+                                     : serving.filter;
         }
         if (!location.error_pages.empty()) {
             if (!error_pages_) error_pages_ = std::make_unique<rules::ErrorPages>(server);
@@ -112,8 +117,8 @@ Composition::Composition(http::ServerContext& server, uint16_t https_port,
             rules::ErrorPageFilter& error_pages = *filter;
             filters_.push_back(std::move(filter));
             // Closest to the client: it sees the status the client would get.
-            if (serving.filter)
-                serving.filter->output_through(error_pages);
+            if (closest)
+                closest->output_through(error_pages);
             else
                 serving.filter = &error_pages;
             // Last: every step of the location answers through it.
