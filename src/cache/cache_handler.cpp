@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "cache/disk_tier.hpp"
 #include "http/request_routing.hpp"
 #include "http/template_expand.hpp"
 
@@ -114,7 +115,11 @@ bool CacheHandler::serve(http::Exchange& exchange) {
 CacheHandler::Outcome CacheHandler::consult(http::Exchange& exchange, CacheStream& stream,
                                             bool direct) {
     const http::Request& request = exchange.request();
-    std::shared_ptr<const CachedObject> object = cache_.lookup(stream.hash, stream.key, request);
+    KeyHash missed;
+    std::shared_ptr<const CachedObject> object =
+        cache_.lookup(stream.hash, stream.key, request, &missed);
+    // On disk: the request waits (as for a lock) while it is read back into memory.
+    if (!object && cache_.disk != nullptr && cache_.disk->fetch(missed)) return Outcome::wait;
     int64_t age = 0;
     bool updating_allowed = false;
     if (object) {

@@ -77,11 +77,15 @@ KeyHash variant_key(std::string_view key_text, const std::vector<std::string_vie
 }
 
 std::shared_ptr<const CachedObject> LocationCache::lookup(KeyHash key, std::string_view key_text,
-                                                          const http::Request& request) const {
+                                                          const http::Request& request,
+                                                          KeyHash* missed) const {
     core::SharedLock lock(store.mutex());
     std::shared_ptr<const CachedObject> object = copies.find(store, key);
-    if (object && object->facts().vary_marker)
-        object = copies.find(store, variant_key(key_text, object->vary_names(), request));
+    if (object && object->facts().vary_marker) {
+        key = variant_key(key_text, object->vary_names(), request);
+        object = copies.find(store, key);
+    }
+    if (!object && missed != nullptr) *missed = key;
     if (object && object->facts().vary_marker) return nullptr;
     return object;
 }

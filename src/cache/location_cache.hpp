@@ -20,6 +20,7 @@
 namespace portico::cache {
 
 class CacheStream;
+class DiskTier;
 using Result = metrics::CacheResult;
 
 struct LocationCache {
@@ -29,6 +30,7 @@ struct LocationCache {
     WorkerCopies& copies;
     metrics::WorkerCounters& counters;
     http::ResponseFilter* filter = nullptr;  // the location's CacheFilter
+    DiskTier* disk = nullptr;                // the zone's disk tier (nullptr: no path)
     // The stream of the request being routed now: set by the filter's
     // start, taken by the handler in the same call chain (serve_location
     // wraps the exchange, then runs the handlers).
@@ -37,9 +39,10 @@ struct LocationCache {
     // The request's result: counted, kept for the access log.
     void record(const http::Request& request, Result result) const;
     // The object for the request, through its Vary marker to its variant;
-    // nullptr when none.
+    // nullptr when none, and `missed` says which (the key or the variant).
     std::shared_ptr<const CachedObject> lookup(KeyHash key, std::string_view key_text,
-                                               const http::Request& request) const;
+                                               const http::Request& request,
+                                               KeyHash* missed = nullptr) const;
 };
 
 // "HIT", "MISS", ... (the status header and the access log).
