@@ -95,6 +95,8 @@ std::string CacheZones::render_metrics() const {
     std::string objects =
         "# HELP portico_cache_objects Objects held by a cache zone.\n"
         "# TYPE portico_cache_objects gauge\n";
+    std::string disk_bytes;
+    std::string disk_objects;
     for (const Zone& zone : zones_) {
         uint64_t held = 0;
         uint64_t count = 0;
@@ -106,8 +108,22 @@ std::string CacheZones::render_metrics() const {
         bytes += "portico_cache_bytes{zone=\"" + zone.name + "\"} " + std::to_string(held) + "\n";
         objects +=
             "portico_cache_objects{zone=\"" + zone.name + "\"} " + std::to_string(count) + "\n";
+        if (zone.disk.index == nullptr) continue;
+        disk_bytes += "portico_cache_disk_bytes{zone=\"" + zone.name + "\"} " +
+                      std::to_string(zone.disk.index->bytes()) + "\n";
+        disk_objects += "portico_cache_disk_objects{zone=\"" + zone.name + "\"} " +
+                        std::to_string(zone.disk.index->objects()) + "\n";
     }
-    return bytes + objects;
+    std::string disk;
+    if (!disk_bytes.empty())
+        disk =
+            "# HELP portico_cache_disk_bytes Bytes of the files of a cache zone's disk tier.\n"
+            "# TYPE portico_cache_disk_bytes gauge\n" +
+            disk_bytes +
+            "# HELP portico_cache_disk_objects Objects in a cache zone's disk tier.\n"
+            "# TYPE portico_cache_disk_objects gauge\n" +
+            disk_objects;
+    return bytes + objects + disk;
 }
 
 }  // namespace portico::cache

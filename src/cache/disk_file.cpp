@@ -88,8 +88,8 @@ std::optional<DiskHeader> check_disk_header(std::string_view head, uint64_t file
         !(header.key == key))
         return std::nullopt;
     const ObjectFacts& facts = header.facts;
-    if (file_bytes != sizeof header + uint64_t{facts.key_bytes} + facts.head_bytes +
-                          facts.body_bytes)
+    if (file_bytes !=
+        sizeof header + uint64_t{facts.key_bytes} + facts.head_bytes + facts.body_bytes)
         return std::nullopt;
     return header;
 }

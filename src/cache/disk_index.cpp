@@ -57,8 +57,8 @@ void DiskIndex::erase_slot(size_t slot) {
     for (size_t next = (hole + 1) & mask; all[next].live; next = (next + 1) & mask) {
         size_t home = all[next].key.low & mask;
         // `next` may fill the hole when its home is not in (hole, next].
-        bool home_after_hole = hole <= next ? (hole < home && home <= next)
-                                            : (hole < home || home <= next);
+        bool home_after_hole =
+            hole <= next ? (hole < home && home <= next) : (hole < home || home <= next);
         if (home_after_hole) continue;
         all[hole] = all[next];
         hole = next;

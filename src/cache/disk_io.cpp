@@ -93,7 +93,7 @@ int write_disk_object(const DiskZone& zone, KeyHash key, KeyHash base, std::stri
 std::optional<DiskHeader> read_disk_object(const DiskZone& zone, KeyHash key, std::string& bytes) {
     std::string path = zone.path_of(key);
     core::UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-    struct stat about{};
+    struct stat about {};
     std::optional<DiskHeader> header;
     if (fd && ::fstat(fd.get(), &about) == 0) {
         bytes.resize(static_cast<size_t>(about.st_size));
@@ -119,7 +119,7 @@ namespace {
 // The key text of `key`'s file, read from its start.
 std::optional<std::string> key_text_of(const DiskZone& zone, KeyHash key) {
     core::UniqueFd fd(::open(zone.path_of(key).c_str(), O_RDONLY | O_CLOEXEC));
-    struct stat about{};
+    struct stat about {};
     if (!fd || ::fstat(fd.get(), &about) != 0) return std::nullopt;
     std::string head(sizeof(DiskHeader), '\0');
     if (!read_all(fd.get(), head.data(), head.size())) return std::nullopt;
@@ -135,8 +135,8 @@ std::optional<std::string> key_text_of(const DiskZone& zone, KeyHash key) {
 
 size_t purge_disk(const DiskZone& zone, std::string_view key, bool prefix) {
     KeyHash base = hash_key(key);
-    std::vector<KeyHash> candidates =
-        zone.index->select([&](const DiskIndex::Entry& entry) { return prefix || entry.base == base; });
+    std::vector<KeyHash> candidates = zone.index->select(
+        [&](const DiskIndex::Entry& entry) { return prefix || entry.base == base; });
     size_t purged = 0;
     for (KeyHash candidate : candidates) {
         std::optional<std::string> text;

@@ -55,7 +55,7 @@ struct DiskLoader::Job {
     // One file of folder/sub: into the index, or deleted.
     void load_file(const std::string& sub, const std::string& name, int64_t now_ms) {
         std::string path = zone.root + "/" + folder + "/" + sub + "/" + name;
-        struct stat about{};
+        struct stat about {};
         if (::lstat(path.c_str(), &about) != 0 || !S_ISREG(about.st_mode)) return;
         auto remove = [&] {
             if (::unlink(path.c_str()) == 0) ++deleted;
@@ -74,9 +74,9 @@ struct DiskLoader::Job {
             check_disk_header(head, static_cast<uint64_t>(about.st_size), *key);
         if (!header) return remove();
         std::vector<KeyHash> evicted;
-        zone.index->add({*key, header->base, static_cast<uint64_t>(about.st_size),
-                         mtime_ms(about), true},
-                        true, evicted);
+        zone.index->add(
+            {*key, header->base, static_cast<uint64_t>(about.st_size), mtime_ms(about), true}, true,
+            evicted);
         ++objects;
         for (KeyHash old : evicted)
             if (::unlink(zone.path_of(old).c_str()) == 0) ++deleted;
@@ -117,7 +117,8 @@ void DiskLoader::scan(uv_work_t* work) {
     int64_t now_ms = wall_clock_ms();
     std::string top = job.zone.root + "/" + job.folder;
     for (const std::string& sub : entries_of(top))
-        for (const std::string& name : entries_of(top + "/" + sub)) job.load_file(sub, name, now_ms);
+        for (const std::string& name : entries_of(top + "/" + sub))
+            job.load_file(sub, name, now_ms);
 }
 
 void DiskLoader::scanned(uv_work_t* work, int) {

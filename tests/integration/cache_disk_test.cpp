@@ -124,9 +124,9 @@ struct Setup {
         return *response;
     }
     Response purge(const std::string& query) {
-        std::optional<Response> response = proxy_fetch(
-            metrics_port,
-            "POST /cache/purge" + query + " HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n");
+        std::optional<Response> response =
+            proxy_fetch(metrics_port, "POST /cache/purge" + query +
+                                          " HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n");
         REQUIRE(response);
         return *response;
     }
@@ -208,6 +208,10 @@ TEST_CASE("cache-disk: max_size holds under many distinct keys", "[cache-disk]")
         5s));
     CHECK(settled <= 1024 * 1024);
     CHECK(settled > 512 * 1024);
+    CHECK(metric(setup.metrics_port, "portico_cache_disk_bytes{zone=\"pages\"}") ==
+          static_cast<double>(settled));
+    CHECK(metric(setup.metrics_port, "portico_cache_disk_objects{zone=\"pages\"}") ==
+          static_cast<double>(files_under(setup.folder).paths.size()));
     // The oldest went from both tiers; a recent one out of memory is on disk.
     CHECK(setup.get("/m0").header("x-cache-status") == "MISS");
     Response recent = setup.get("/m100");
