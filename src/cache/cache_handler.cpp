@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-#include "cache/disk_tier.hpp"
 #include "http/request_routing.hpp"
 #include "http/template_expand.hpp"
 
@@ -30,6 +29,9 @@ public:
         timer_.arm(poll_interval_ms);
     }
     static void on_timer(void* self) { static_cast<LockWait*>(self)->look_again(); }
+    void wake() {
+        if (handler_ != nullptr) timer_.arm(0);
+    }
     core::LazyTimer timer_;
 
 private:
@@ -70,10 +72,17 @@ private:
 
 CacheHandler::CacheHandler(LocationCache& cache, const http::LocationServing& serving,
                            core::IoPoller& poller)
-    : cache_(cache), serving_(serving), poller_(poller) {}
+    : cache_(cache), serving_(serving), poller_(poller) {
+    if (cache_.disk != nullptr) cache_.disk->add_waiter(*this);
+}
 
 CacheHandler::~CacheHandler() {
+    if (cache_.disk != nullptr) cache_.disk->remove_waiter(*this);
     for (std::unique_ptr<LockWait>& wait : waits_) wait->timer_.cancel();
+}
+
+void CacheHandler::disk_read_ended() {
+    for (std::unique_ptr<LockWait>& wait : waits_) wait->wake();
 }
 
 LockWait& CacheHandler::acquire() {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cache/cache_stream.hpp"
+#include "cache/disk_tier.hpp"
 #include "cache/location_cache.hpp"
 #include "core/lazy_timer.hpp"
 #include "http/exchange.hpp"
@@ -21,7 +22,7 @@ namespace portico::cache {
 
 class LockWait;
 
-class CacheHandler final : public http::Handler {
+class CacheHandler final : public http::Handler, private DiskReadWaiter {
 public:
     CacheHandler(LocationCache& cache, const http::LocationServing& serving,
                  core::IoPoller& poller);
@@ -40,6 +41,8 @@ private:
     // that waited.
     void serve_rest(http::Exchange& exchange);
     LockWait& acquire();
+    // A miss read back from disk waits as for a lock: woken when a read ended.
+    void disk_read_ended() override;
 
     LocationCache& cache_;
     const http::LocationServing& serving_;

@@ -117,6 +117,7 @@ void DiskTier::job_done(uv_work_t* work, int) {
     } else {
         std::erase(self->reading_, job->key);
         self->finish_read(*job);
+        for (DiskReadWaiter* waiter : self->waiters_) waiter->disk_read_ended();
     }
 }
 

@@ -1,8 +1,8 @@
 // A worker's side of a zone's disk tier ([cache.NAME] path): every object
 // the memory tier stores is also written to a file (write-through), and a
 // memory miss on an object the index says is on disk reads the file back
-// into memory, where the request that waits for it (a LockWait polling the
-// store, as for `lock`) finds it.
+// into memory, where the request that waits for it (a LockWait, as for
+// `lock`, woken when the read ended) finds it.
 //
 // The files are written and read on libuv's thread pool (uv_queue_work), a
 // whole object per job: the worker's loop only copies the object into a
@@ -34,6 +34,16 @@ namespace portico::cache {
 
 class DiskLoader;
 
+// A request handler whose requests may wait for a read: told when one
+// ended, so they look at the store again then rather than at their next poll.
+class DiskReadWaiter {
+public:
+    virtual void disk_read_ended() = 0;
+
+protected:
+    ~DiskReadWaiter() = default;
+};
+
 class DiskTier {
 public:
     DiskTier(const DiskZone& zone, Store& store, uv_loop_t* loop);
@@ -47,6 +57,8 @@ public:
     // A stored object (`base`: the hash of its key text), written through.
     void write(KeyHash key, KeyHash base, const ObjectFacts& facts,
                std::span<const std::string_view> parts);
+    void add_waiter(DiskReadWaiter& waiter) { waiters_.push_back(&waiter); }
+    void remove_waiter(DiskReadWaiter& waiter) { std::erase(waiters_, &waiter); }
 
 private:
     struct Job;
@@ -62,6 +74,7 @@ private:
     uv_loop_t* loop_;
     std::vector<Job*> jobs_;  // in flight: forgotten by the destructor, freed when done
     std::vector<KeyHash> reading_;
+    std::vector<DiskReadWaiter*> waiters_;
     size_t writes_in_flight_ = 0;
     core::LogThrottle write_errors_;
     core::LogThrottle writes_behind_;

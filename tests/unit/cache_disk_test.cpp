@@ -17,10 +17,10 @@
 
 using portico::cache::check_disk_header;
 using portico::cache::check_disk_object;
-using portico::cache::DiskHeader;
-using portico::cache::DiskIndex;
 using portico::cache::disk_folder;
 using portico::cache::disk_name;
+using portico::cache::DiskHeader;
+using portico::cache::DiskIndex;
 using portico::cache::encode_disk_object;
 using portico::cache::hash_key;
 using portico::cache::key_of_name;
@@ -31,7 +31,8 @@ namespace {
 
 struct Index {
     explicit Index(uint64_t max_bytes, size_t slots = 1024)
-        : memory(DiskIndex::bytes_for(slots)), index(DiskIndex::create(memory.data(), slots, max_bytes)) {}
+        : memory(DiskIndex::bytes_for(slots)),
+          index(DiskIndex::create(memory.data(), slots, max_bytes)) {}
     std::vector<uint64_t> memory;  // 8-byte aligned
     DiskIndex* index;
     std::vector<KeyHash> add(KeyHash key, uint64_t bytes, int64_t used_ms) {
@@ -67,8 +68,7 @@ TEST_CASE("disk index: colliding keys found, replaced and removed", "[cache-disk
     CHECK(table.index->remove(colliding(2)));
     CHECK(table.index->remove(colliding(5)));
     CHECK(!table.index->remove(colliding(5)));
-    for (uint64_t n = 0; n < 10; ++n)
-        CHECK(table.index->holds(colliding(n)) == (n != 2 && n != 5));
+    for (uint64_t n = 0; n < 10; ++n) CHECK(table.index->holds(colliding(n)) == (n != 2 && n != 5));
     CHECK(table.index->objects() == 8);
     CHECK(table.index->bytes() == 750);
     CHECK(!table.index->holds(colliding(11)));
@@ -76,7 +76,8 @@ TEST_CASE("disk index: colliding keys found, replaced and removed", "[cache-disk
 
 TEST_CASE("disk index: over max_size, the least recently used go", "[cache-disk]") {
     Index table(1000);
-    for (int n = 0; n < 10; ++n) CHECK(table.add(hash_key(std::to_string(n)), 100, 100 + n).empty());
+    for (int n = 0; n < 10; ++n)
+        CHECK(table.add(hash_key(std::to_string(n)), 100, 100 + n).empty());
     table.index->touch(hash_key("0"), 500);  // used again: now the newest
     std::vector<KeyHash> evicted = table.add(hash_key("new"), 250, 600);
     // 1250 bytes: the three least recently used (1, 2, 3) make room.
@@ -163,7 +164,7 @@ TEST_CASE("disk file: a round trip, and what is refused", "[cache-disk]") {
 
     CHECK(!check_disk_object(file.substr(0, file.size() - 1), hash));  // truncated
     CHECK(!check_disk_header(file, file.size() + 1, hash));            // longer
-    CHECK(!check_disk_object(file, hash_key("another key")));         // misplaced
+    CHECK(!check_disk_object(file, hash_key("another key")));          // misplaced
     std::string corrupt = file;
     corrupt.back() ^= 1;
     CHECK(!check_disk_object(corrupt, hash));
