@@ -14,18 +14,18 @@ namespace {
 
 constexpr char disk_magic[8] = {'p', 'o', 'r', 't', 'i', 'c', 'o', 'C'};
 constexpr uint32_t disk_layout = 1;
-constexpr char hex_digits[] = "0123456789abcdef";
+constexpr char disk_hex_digits[] = "0123456789abcdef";
 
 std::string hex_of(KeyHash key) {
     std::string text(32, '0');
     for (int i = 0; i < 16; ++i) {
-        text[static_cast<size_t>(15 - i)] = hex_digits[(key.high >> (4 * i)) & 0xf];
-        text[static_cast<size_t>(31 - i)] = hex_digits[(key.low >> (4 * i)) & 0xf];
+        text[static_cast<size_t>(15 - i)] = disk_hex_digits[(key.high >> (4 * i)) & 0xf];
+        text[static_cast<size_t>(31 - i)] = disk_hex_digits[(key.low >> (4 * i)) & 0xf];
     }
     return text;
 }
 
-int hex_value(char c) {
+int disk_hex_value(char c) {
     if (c >= '0' && c <= '9') return c - '0';
     if (c >= 'a' && c <= 'f') return c - 'a' + 10;
     return -1;
@@ -46,7 +46,7 @@ std::optional<KeyHash> key_of_name(std::string_view name) {
     if (name.size() != 32) return std::nullopt;
     KeyHash key;
     for (size_t i = 0; i < 32; ++i) {
-        int digit = hex_value(name[i]);
+        int digit = disk_hex_value(name[i]);
         if (digit < 0) return std::nullopt;
         uint64_t& half = i < 16 ? key.high : key.low;
         half = half << 4 | static_cast<uint64_t>(digit);

@@ -66,9 +66,12 @@ struct DiskLoader::Job {
         }
         std::optional<KeyHash> key = key_of_name(name);
         if (!key || disk_folder(*key) != folder + "/" + sub) return remove();
-        core::UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+        // The size of the file read, not of the name's: a worker may have
+        // renamed a new one over it since the lstat.
+        core::UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+        if (!fd || ::fstat(fd.get(), &about) != 0) return;
         std::string head(sizeof(DiskHeader), '\0');
-        ssize_t got = fd ? ::read(fd.get(), head.data(), head.size()) : -1;
+        ssize_t got = ::read(fd.get(), head.data(), head.size());
         head.resize(got > 0 ? static_cast<size_t>(got) : 0);
         std::optional<DiskHeader> header =
             check_disk_header(head, static_cast<uint64_t>(about.st_size), *key);

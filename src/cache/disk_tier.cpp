@@ -31,6 +31,7 @@ struct DiskTier::Job {
     int error = 0;      // a write's
     std::string what;
     std::optional<DiskHeader> header;  // a read's, when sound
+    uint64_t largest_object = 0;       // a read's: what the memory tier takes
 };
 
 DiskTier::DiskTier(const DiskZone& zone, Store& store, uv_loop_t* loop)
@@ -57,6 +58,7 @@ bool DiskTier::fetch(KeyHash key) {
     if (!zone_.index->holds(key)) return false;
     auto job = std::make_unique<Job>();
     job->key = key;
+    job->largest_object = store_.max_object_bytes();
     if (!start(job.release())) return false;
     reading_.push_back(key);
     return true;
@@ -103,6 +105,12 @@ void DiskTier::run_job(uv_work_t* work) {
         std::string().swap(job.bytes);
     } else {
         job.header = read_disk_object(job.zone, job.key, job.bytes);
+        // Written when the memory tier was larger (before a restart with
+        // less `memory`): it can no longer go back, and is not kept.
+        if (job.header && job.bytes.size() - sizeof(DiskHeader) > job.largest_object) {
+            delete_disk_object(job.zone, job.key);
+            job.header.reset();
+        }
     }
 }
 
@@ -128,7 +136,10 @@ void DiskTier::finish_read(Job& job) {
     core::SharedLock lock(store_.mutex());
     ReadObject present;
     if (store_.find(job.key, present, nullptr)) return;
-    store_.insert(job.key, job.header->facts, std::span<const std::string_view>(&payload, 1));
+    // It fits (checked on the pool); were it refused all the same, the
+    // index forgets it, or each request would read it again.
+    if (!store_.insert(job.key, job.header->facts, std::span<const std::string_view>(&payload, 1)))
+        zone_.index->remove(job.key);
 }
 
 void DiskTier::report_write_error(const Job& job) {

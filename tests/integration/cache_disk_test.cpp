@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -89,11 +90,13 @@ size_t requests_for(const UpstreamServer& upstream, const std::string& target) {
 }
 
 std::string disk_config(const std::string& upstream, uint16_t metrics_port,
-                        const std::string& folder, const std::string& zone_extra = "") {
+                        const std::string& folder, const std::string& zone_extra,
+                        const std::string& memory) {
     return with_metrics(
         "[server]\nlisten = [\"{listen}\"]\nworkers = 2\n\n[http2]\ncleartext = "
-        "true\n\n[cache.pages]\nmemory = \"256KiB\"\npath = \"" +
-            folder + "\"\n" + zone_extra + "\n[upstream.app]\nservers = [\"" + upstream +
+        "true\n\n[cache.pages]\nmemory = \"" +
+            memory + "\"\npath = \"" + folder + "\"\n" + zone_extra +
+            "\n[upstream.app]\nservers = [\"" + upstream +
             "\"]\n\n[[location]]\nprefix = \"/\"\nproxy = \"app\"\n"
             "cache = { zone = \"pages\", status_header = \"X-Cache-Status\" }\n",
         metrics_port);
@@ -109,7 +112,7 @@ struct Setup {
     void start() {
         metrics_port = unused_port();
         portico = std::make_unique<Portico>(
-            disk_config(upstream->address(), metrics_port, folder, zone_extra));
+            disk_config(upstream->address(), metrics_port, folder, zone_extra, memory));
     }
     // The whole process stopped (SIGTERM), then a new one on the same folder.
     void restart() {
@@ -135,6 +138,7 @@ struct Setup {
     std::unique_ptr<UpstreamServer> upstream;
     std::string folder;
     std::string zone_extra;
+    std::string memory = "256KiB";
     uint16_t metrics_port = 0;
     std::unique_ptr<Portico> portico;
 };
@@ -255,6 +259,26 @@ TEST_CASE("cache-disk: truncated, corrupt and foreign files are never served", "
     CHECK(reread.body == page(4, "/corrupt"));
     CHECK(requests_for(*setup.upstream, "/corrupt") == 2);
     CHECK(setup.get("/corrupt").body == page(4, "/corrupt"));
+}
+
+TEST_CASE("cache-disk: after a restart with less memory, an object too large for it is a miss",
+          "[cache-disk]") {
+    Setup setup(padded_pages(100000));
+    setup.memory = "1MiB";
+    setup.restart();
+    CHECK(setup.get("/large").header("x-cache-status") == "MISS");
+    REQUIRE(wait_for_files(setup.folder, 1));
+    setup.memory = "256KiB";  // its largest object: about 54 KiB
+    setup.restart();
+    REQUIRE(setup.portico->wait_for_log("the disk loader indexed 1 objects"));
+    auto started = std::chrono::steady_clock::now();
+    Response large = setup.get("/large");
+    // At once (not after lock_timeout's 5 s of reading it again and again).
+    CHECK(std::chrono::steady_clock::now() - started < 2s);
+    CHECK(large.header("x-cache-status") == "MISS");
+    CHECK(large.body == page(2, "/large", 100000));
+    CHECK(files_under(setup.folder).paths.empty());
+    CHECK(setup.get("/large").body == page(3, "/large", 100000));
 }
 
 TEST_CASE("cache-disk: a folder that cannot be written fails no request", "[cache-disk]") {

@@ -27,6 +27,8 @@ using portico::cache::key_of_name;
 using portico::cache::KeyHash;
 using portico::cache::ObjectFacts;
 
+namespace cache_disk_unit_test {
+
 namespace {
 
 struct Index {
@@ -174,3 +176,5 @@ TEST_CASE("disk file: a round trip, and what is refused", "[cache-disk]") {
     CHECK(!check_disk_header(other_layout, other_layout.size(), hash));
     CHECK(!check_disk_header("short", 5, hash));
 }
+
+}  // namespace cache_disk_unit_test
