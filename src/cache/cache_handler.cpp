@@ -29,6 +29,9 @@ public:
         timer_.arm(poll_interval_ms);
     }
     static void on_timer(void* self) { static_cast<LockWait*>(self)->look_again(); }
+    void wake() {
+        if (handler_ != nullptr) timer_.arm(0);
+    }
     core::LazyTimer timer_;
 
 private:
@@ -69,10 +72,17 @@ private:
 
 CacheHandler::CacheHandler(LocationCache& cache, const http::LocationServing& serving,
                            core::IoPoller& poller)
-    : cache_(cache), serving_(serving), poller_(poller) {}
+    : cache_(cache), serving_(serving), poller_(poller) {
+    if (cache_.disk != nullptr) cache_.disk->add_waiter(*this);
+}
 
 CacheHandler::~CacheHandler() {
+    if (cache_.disk != nullptr) cache_.disk->remove_waiter(*this);
     for (std::unique_ptr<LockWait>& wait : waits_) wait->timer_.cancel();
+}
+
+void CacheHandler::disk_read_ended() {
+    for (std::unique_ptr<LockWait>& wait : waits_) wait->wake();
 }
 
 LockWait& CacheHandler::acquire() {
@@ -119,6 +129,9 @@ CacheHandler::Outcome CacheHandler::consult(http::Exchange& exchange, CacheStrea
     KeyHash stored_under;
     std::shared_ptr<const CachedObject> object =
         cache_.lookup(stream.hash, stream.key, request, &stored_under);
+    // On disk: the request waits (as for a lock) while it is read back into memory.
+    if (!object && cache_.disk != nullptr && cache_.disk->fetch(stored_under))
+        return Outcome::wait;
     int64_t age = 0;
     bool updating_allowed = false;
     if (object) {

@@ -15,6 +15,7 @@
 
 #include "cache/background_refresh.hpp"
 #include "cache/cache_stream.hpp"
+#include "cache/disk_tier.hpp"
 #include "cache/location_cache.hpp"
 #include "cache/variant_stream.hpp"
 #include "core/lazy_timer.hpp"
@@ -25,7 +26,7 @@ namespace portico::cache {
 
 class LockWait;
 
-class CacheHandler final : public http::Handler {
+class CacheHandler final : public http::Handler, private DiskReadWaiter {
 public:
     CacheHandler(LocationCache& cache, const http::LocationServing& serving,
                  core::IoPoller& poller);
@@ -46,6 +47,8 @@ private:
     // that waited.
     void serve_rest(http::Exchange& exchange);
     LockWait& acquire();
+    // A miss read back from disk waits as for a lock: woken when a read ended.
+    void disk_read_ended() override;
 
     LocationCache& cache_;
     const http::LocationServing& serving_;

@@ -2,6 +2,7 @@
 
 #include <array>
 
+#include "cache/disk_tier.hpp"
 #include "cache/variant_stream.hpp"
 #include "http/header_text.hpp"
 
@@ -188,24 +189,34 @@ void CacheStream::finish() {
     facts.head_bytes = static_cast<uint32_t>(head_.size());
     facts.body_bytes = body_.size();
     std::array<std::string_view, 3> parts = {key, head_, body_};
+    std::string names;
+    ObjectFacts marker;
+    bool stored = false;
     {
         core::SharedLock lock(cache_.store.mutex());
         if (policy_.vary.empty()) {
-            cache_.store.insert(hash, facts, parts);
+            stored = cache_.store.insert(hash, facts, parts);
         } else {
-            std::string names;
             for (const std::string& name : policy_.vary) names += name + '\n';
-            ObjectFacts marker;
             marker.vary_marker = true;
             marker.stored_at = facts.stored_at;
             marker.key_bytes = facts.key_bytes;
             marker.head_bytes = static_cast<uint32_t>(names.size());
             std::array<std::string_view, 2> marker_parts = {key, names};
-            if (cache_.store.insert(hash, marker, marker_parts))
-                cache_.store.insert(variant_, facts, parts);
+            stored = cache_.store.insert(hash, marker, marker_parts) &&
+                     cache_.store.insert(variant_, facts, parts);
         }
         // The coded variants of the object replaced were made from it.
         drop_coded_variants(cache_.store, policy_.vary.empty() ? hash : variant_);
+    }
+    if (stored && cache_.disk != nullptr) {
+        if (policy_.vary.empty()) {
+            cache_.disk->write(hash, hash, facts, parts);
+        } else {
+            std::array<std::string_view, 2> marker_parts = {key, names};
+            cache_.disk->write(hash, hash, marker, marker_parts);
+            cache_.disk->write(variant_, hash, facts, parts);
+        }
     }
     stop_storing();
 }

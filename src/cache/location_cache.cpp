@@ -91,7 +91,7 @@ KeyHash variant_key(std::string_view key_text, const std::vector<std::string_vie
 
 std::shared_ptr<const CachedObject> LocationCache::lookup(KeyHash key, std::string_view key_text,
                                                           const http::Request& request,
-                                                          KeyHash* found) const {
+                                                          KeyHash* looked_up) const {
     core::SharedLock lock(store.mutex());
     std::shared_ptr<const CachedObject> object = copies.find(store, key);
     if (object && object->facts().vary_marker) {
@@ -99,7 +99,7 @@ std::shared_ptr<const CachedObject> LocationCache::lookup(KeyHash key, std::stri
         object = copies.find(store, key);
     }
     if (object && object->facts().vary_marker) return nullptr;
-    if (found != nullptr) *found = key;
+    if (looked_up != nullptr) *looked_up = key;
     return object;
 }
 

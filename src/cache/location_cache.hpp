@@ -20,6 +20,7 @@
 namespace portico::cache {
 
 class CacheStream;
+class DiskTier;
 class VariantStream;
 using Result = metrics::CacheResult;
 
@@ -34,6 +35,7 @@ struct LocationCache {
     // when it compresses (cache/variant_stream.hpp).
     http::ResponseFilter* compression_filter = nullptr;
     http::ResponseFilter* variant_filter = nullptr;
+    DiskTier* disk = nullptr;  // the zone's disk tier (nullptr: no path)
     // The stream of the request being routed now: set by the filter's
     // start, taken by the handler in the same call chain (serve_location
     // wraps the exchange, then runs the handlers).
@@ -45,10 +47,11 @@ struct LocationCache {
     // The request's result: counted, kept for the access log.
     void record(const http::Request& request, Result result) const;
     // The object for the request, through its Vary marker to its variant;
-    // nullptr when none. `found`: the hash it is stored under.
+    // nullptr when none. `looked_up`: the hash the object is stored under,
+    // or would be (the key, or its variant's through a Vary marker).
     std::shared_ptr<const CachedObject> lookup(KeyHash key, std::string_view key_text,
                                                const http::Request& request,
-                                               KeyHash* found = nullptr) const;
+                                               KeyHash* looked_up = nullptr) const;
 };
 
 // "HIT", "MISS", ... (the status header and the access log).

@@ -10,8 +10,13 @@ constexpr uint64_t worker_copies_bytes = 64 * 1024 * 1024;
 LocationCaches::LocationCaches(const CacheZones* zones, http::ServerContext& server)
     : zones_(zones), server_(server) {
     if (zones_ == nullptr) return;
-    for (size_t i = 0; i < zones_->size(); ++i)
+    for (size_t i = 0; i < zones_->size(); ++i) {
         copies_.push_back(std::make_unique<WorkerCopies>(worker_copies_bytes / zones_->size()));
+        const DiskZone* disk = zones_->disk(i);
+        disks_.push_back(disk != nullptr
+                             ? std::make_unique<DiskTier>(*disk, zones_->store(i), server_.loop)
+                             : nullptr);
+    }
     caches_.resize(server.config.locations.size());
 }
 
@@ -21,6 +26,7 @@ LocationCache& LocationCaches::cache_of(size_t location) {
         const config::LocationCacheConfig& config = *server_.config.locations[location].cache;
         cache = std::make_unique<LocationCache>(LocationCache{
             config, location, zones_->store(config.zone), *copies_[config.zone], server_.counters});
+        cache->disk = disks_[config.zone].get();
     }
     return *cache;
 }

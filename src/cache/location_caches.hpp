@@ -1,7 +1,8 @@
 // A worker's response caches, for the composition (worker/composition.cpp):
 // per location with `cache`, its handler (before the proxy) and its filter
 // (in front of the location's others: it stores what the handlers send,
-// before compression); per zone, the worker's copies of its objects. A
+// before compression); per zone, the worker's copies of its objects and
+// its disk tier (with a path). A
 // location without `cache` gets nothing.
 #pragma once
 
@@ -12,6 +13,7 @@
 #include "cache/cache_handler.hpp"
 #include "cache/cache_stream.hpp"
 #include "cache/cache_zones.hpp"
+#include "cache/disk_tier.hpp"
 #include "cache/location_cache.hpp"
 #include "cache/variant_stream.hpp"
 #include "http/server_context.hpp"
@@ -39,6 +41,7 @@ private:
     const CacheZones* zones_;
     http::ServerContext& server_;
     std::vector<std::unique_ptr<WorkerCopies>> copies_;   // by zone
+    std::vector<std::unique_ptr<DiskTier>> disks_;        // by zone; nullptr: no path
     std::vector<std::unique_ptr<LocationCache>> caches_;  // by location; nullptr: none
     std::vector<std::unique_ptr<http::ResponseFilter>> filters_;
 };

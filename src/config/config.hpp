@@ -295,8 +295,8 @@ struct AuthConfig {
 struct CacheZoneConfig {
     std::string name;
     uint64_t memory = 0;  // the shared-memory tier: bodies, heads and index
-    // The disk tier: checked (a folder that can be created and written),
-    // not built yet.
+    // The disk tier (cache/disk_tier.hpp): a folder that can be created and
+    // written; max_size 0: bounded by its index only.
     std::string path;
     uint64_t max_size = 0;
     SourcePosition where;  // of the [cache.NAME] table
