@@ -15,11 +15,6 @@ AdmissionGate::AdmissionGate(WaitingPool& pool, std::vector<AdmissionCheck*> che
                              const LocationServing& serving)
     : pool_(pool), checks_(std::move(checks)), serving_(serving) {}
 
-bool AdmissionGate::serve(Exchange& exchange) {
-    run_from(0, exchange, nullptr);
-    return true;
-}
-
 void AdmissionGate::run_from(size_t next, Exchange& exchange, Waiting* waiting) {
     // Between checks nobody listens: a check that answers ends the request
     // without a Waiting in the way.
@@ -60,7 +55,7 @@ void AdmissionGate::run_from(size_t next, Exchange& exchange, Waiting* waiting) 
 }
 
 void AdmissionGate::serve_content(Exchange& exchange) const {
-    serve_handlers({serving_.handlers.data() + 1, serving_.handlers.size() - 1}, exchange);
+    serve_handlers(serving_.handlers, exchange);
 }
 
 // ---- Waiting ---------------------------------------------------------------

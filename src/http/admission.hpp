@@ -1,9 +1,9 @@
 // What a request must pass between its routing and its location's content
 // when passing can take time (nginx's preaccess and access phases): a rate
 // limit that makes it wait its turn, a password hash computed off the loop.
-// The checks are one handler in front of the location's others (the gate),
-// so both codecs run them the same way and a location without checks has
-// no gate at all.
+// The checks are the location's gate, which serve_location calls before
+// its handlers, so both codecs run them the same way and a location
+// without checks has no gate at all.
 //
 // A check answers at once (pass, or refused with a response written) or
 // asks the request to wait. Only then is a Waiting taken from the worker's
@@ -64,14 +64,13 @@ public:
     virtual Verdict check(Exchange& exchange, Admission& admission) = 0;
 };
 
-// The location's first handler: its checks in order, then the location's
-// other handlers (those after it in `serving`, tried in order as
-// serve_location does).
-class AdmissionGate final : public Handler {
+// A location's checks in order, then its handlers (LocationServing::gate;
+// `serving`'s handlers, tried in order as serve_location does).
+class AdmissionGate {
 public:
     AdmissionGate(WaitingPool& pool, std::vector<AdmissionCheck*> checks,
                   const LocationServing& serving);
-    bool serve(Exchange& exchange) override;
+    void serve(Exchange& exchange) { run_from(0, exchange, nullptr); }
 
 private:
     friend class Waiting;
@@ -82,7 +81,7 @@ private:
 
     WaitingPool& pool_;
     std::vector<AdmissionCheck*> checks_;
-    const LocationServing& serving_;  // its handlers: this gate first
+    const LocationServing& serving_;  // its handlers
 };
 
 // A request between its checks. Back to its pool once the request goes

@@ -60,11 +60,14 @@ Composition::Composition(http::ServerContext& server, uint16_t https_port,
             serving.steps.push_back(step.get());
             steps_.push_back(std::move(step));
         };
-        // The checks come first among the handlers: nothing serves a
-        // request they refuse, and one that waits holds its body meanwhile.
+        // The checks come before the handlers: nothing serves a request
+        // they refuse, and one that waits holds its body meanwhile.
         if (std::vector<http::AdmissionCheck*> checks = admission_checks(server, i, limits);
-            !checks.empty())
-            add(std::make_unique<http::AdmissionGate>(waiting_, std::move(checks), serving));
+            !checks.empty()) {
+            gates_.push_back(
+                std::make_unique<http::AdmissionGate>(waiting_, std::move(checks), serving));
+            serving.gate = gates_.back().get();
+        }
         // nginx's phase order: rewrite, then try_files (precontent).
         if (location.redirect)
             add_step(std::make_unique<rules::RedirectStep>(*location.redirect, location));

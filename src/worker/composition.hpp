@@ -91,6 +91,7 @@ private:
     cache::LocationCaches caches_;
     // Declared last: they refer to the members above.
     std::vector<std::unique_ptr<http::AdmissionCheck>> checks_;
+    std::vector<std::unique_ptr<http::AdmissionGate>> gates_;
     std::vector<std::unique_ptr<http::RequestStep>> steps_;
     std::vector<std::unique_ptr<http::Handler>> handlers_;
     std::vector<std::unique_ptr<http::ResponseFilter>> filters_;
