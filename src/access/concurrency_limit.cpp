@@ -23,8 +23,7 @@ ConcurrencyLimitCheck::ConcurrencyLimitCheck(const config::Config& config, size_
       key_(location_.max_concurrent->key),
       location_hash_(table.hash(location_.name)) {}
 
-http::AdmissionCheck::Verdict ConcurrencyLimitCheck::check(http::Exchange& exchange,
-                                                           http::Admission&) {
+http::AdmissionVerdict ConcurrencyLimitCheck::check(http::Exchange& exchange, http::Admission&) {
     const http::Request& request = exchange.request();
     // A request rerouted by an error page holds its slot already.
     if (request.held.give_back != nullptr) return Verdict::pass;

@@ -21,6 +21,7 @@
 
 #include "core/lazy_timer.hpp"
 #include "http/exchange.hpp"
+#include "http/request_routing.hpp"
 #include "http/server_context.hpp"
 
 namespace portico::core {
@@ -53,34 +54,57 @@ private:
     uint64_t wait_ms_ = 0;
 };
 
-class AdmissionCheck {
-public:
-    enum class Verdict : uint8_t {
-        pass,      // on with the next check, then the content
-        answered,  // refused: the check wrote the response on the exchange
-        wait,      // admission.wait_ms() or admission.hold() was called
-    };
-    virtual ~AdmissionCheck() = default;
-    virtual Verdict check(Exchange& exchange, Admission& admission) = 0;
+// A check's answer on a request (each check of access/ has
+// `Verdict check(Exchange&, Admission&)`).
+enum class AdmissionVerdict : uint8_t {
+    pass,      // on with the next check, then the content
+    answered,  // refused: the check wrote the response on the exchange
+    wait,      // admission.wait_ms() or admission.hold() was called
 };
 
 // A location's checks in order, then its handlers (LocationServing::gate;
-// `serving`'s handlers, tried in order as serve_location does).
+// `serving`'s handlers, tried in order as serve_location does). The checks
+// are the subclass's (access/location_gate.hpp), which calls each of them
+// directly, in one function: a limited location pays one virtual call for
+// all of them.
 class AdmissionGate {
 public:
-    AdmissionGate(WaitingPool& pool, std::vector<AdmissionCheck*> checks,
-                  const LocationServing& serving);
+    virtual ~AdmissionGate() = default;
     void serve(Exchange& exchange) { run_from(0, exchange, nullptr); }
+
+protected:
+    AdmissionGate(WaitingPool& pool, const LocationServing& serving)
+        : pool_(pool), serving_(serving) {}
+    // Runs the checks from the `next`th on (a request that waited goes on
+    // after the check that made it wait), then serve_content once all have
+    // passed. `waiting`: the request's Waiting, if it waited before; the
+    // subclass starts with resume(), and ends with settle() or serve_content().
+    virtual void run_from(size_t next, Exchange& exchange, Waiting* waiting) = 0;
+    // What the checks are asked with.
+    Admission resume(Exchange& exchange, Waiting* waiting) {
+        // Between checks nobody listens: a check that answers ends the
+        // request without a Waiting in the way.
+        if (waiting != nullptr) [[unlikely]]
+            exchange.set_listener(nullptr);
+        return Admission(pool_, waiting);
+    }
+    // A check answered or asked to wait (any verdict but pass): `next` is
+    // the check after it.
+    void settle(size_t next, AdmissionVerdict verdict, Exchange& exchange, Admission& admission,
+                Waiting* waiting);
+    // All the checks passed: the handlers.
+    void serve_content(Exchange& exchange, Waiting* waiting) {
+        if (waiting == nullptr) [[likely]]
+            serve_handlers(serving_.handlers, exchange);
+        else
+            serve_after_waiting(exchange, *waiting);
+    }
 
 private:
     friend class Waiting;
-    // Runs the checks from `next` on, then the content once all have
-    // passed. `waiting`: the request's Waiting, if it waited before.
-    void run_from(size_t next, Exchange& exchange, Waiting* waiting);
-    void serve_content(Exchange& exchange) const;
+    void serve_after_waiting(Exchange& exchange, Waiting& waiting);
 
     WaitingPool& pool_;
-    std::vector<AdmissionCheck*> checks_;
     const LocationServing& serving_;  // its handlers
 };
 
