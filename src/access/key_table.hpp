@@ -43,11 +43,11 @@ public:
     // A key of at most 64 bits (an IPv4 address with its family): mixed
     // with the seed by a bijection, so two such keys never share an entry.
     uint64_t hash(uint64_t key) const {
-        // splitmix64's finalizer: every step is invertible.
-        uint64_t x = key ^ seed_;
-        x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-        x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-        return x ^ (x >> 31);
+        // Every step is invertible: the seed, an odd multiplier (splitmix64's),
+        // then the product's high half, where every bit of the key counts,
+        // folded into the low bits the buckets are chosen by.
+        uint64_t x = (key ^ seed_) * 0xbf58476d1ce4e5b9ull;
+        return x ^ (x >> 32);
     }
     core::SharedMutex& mutex() { return mutex_; }
 
