@@ -66,7 +66,7 @@ public:
                    metrics::WorkerCounters& counters, uv_loop_t* loop);
     // Inline for a location of one limit, nearly every one: its key and
     // its bucket, under one lock, in the gate's function.
-    Verdict check(http::Exchange& exchange, http::Admission& admission) {
+    [[gnu::always_inline]] Verdict check(http::Exchange& exchange, http::Admission& admission) {
         const http::Request& request = exchange.request();
         if (request.limits_counted) return Verdict::pass;
         request.limits_counted = true;
@@ -79,9 +79,10 @@ public:
         Answer answer = admit(limit, key, true, now_ms);
         if (!answer.passed) [[unlikely]]
             return refuse(limit, exchange, answer.log_refusal);
-        uint64_t wait_ms = limit.bucket.wait_ms(answer.excess);
-        if (wait_ms == 0) [[likely]]
+        if (answer.excess < limit.waits_from) [[likely]]
             return Verdict::pass;
+        uint64_t wait_ms = limit.bucket.wait_ms(answer.excess);
+        if (wait_ms == 0) return Verdict::pass;
         admission.wait_ms(wait_ms);
         return Verdict::wait;
     }
@@ -92,6 +93,9 @@ private:
         KeyTable& table;
         LimitKey key;
         LeakyBucket bucket;
+        // The least excess that waits a millisecond or more (bucket.wait_ms
+        // above 0): below it, a request passes without that division.
+        uint64_t waits_from;
         // This request's key, between asking and counting (several limits).
         uint64_t hash = 0;
         bool counted = false;
