@@ -70,8 +70,8 @@ public:
     AddressRulesCheck(const config::LocationConfig& location, size_t location_index,
                       metrics::WorkerCounters& counters);
     // Inline: one test per entry, in the gate's function.
-    Verdict check(http::Exchange& exchange, http::Admission&) {
-        const config::AccessRule* rule = rules_.judge(exchange.client_address().any);
+    Verdict check(http::Exchange& exchange, http::Admission& admission) {
+        const config::AccessRule* rule = rules_.judge(admission.client().any);
         if (rule == nullptr || rule->allow) [[likely]]
             return Verdict::pass;
         return refuse(exchange, *rule);

@@ -28,8 +28,12 @@ public:
     LocationGate(http::WaitingPool& pool, const http::LocationServing& serving, Checks checks)
         : AdmissionGate(pool, serving), checks_(std::move(checks)) {}
 
+    void serve(http::Exchange& exchange) override;
+
 private:
     void run_from(size_t next, http::Exchange& exchange, http::Waiting* waiting) override;
+    // Both: serve() is this with the constants folded in.
+    [[gnu::always_inline]] void run(size_t next, http::Exchange& exchange, http::Waiting* waiting);
 
     Checks checks_;
 };

@@ -42,7 +42,7 @@ RateLimitCheck::Verdict RateLimitCheck::check_several(http::Exchange& exchange,
     // Every limit asked first, then counted: one that refuses leaves the
     // others' buckets as they were.
     for (Limit& limit : limits_) {
-        limit.counted = limit.key.hash(limit.table, exchange, limit.hash);
+        limit.counted = limit.key.hash(limit.table, exchange, admission.client(), limit.hash);
         if (!limit.counted) continue;
         Answer answer = admit(limit, limit.hash, false, now_ms);
         if (!answer.passed) return refuse(limit, exchange, answer.log_refusal);

@@ -75,7 +75,7 @@ public:
             return check_several(exchange, admission, now_ms);
         Limit& limit = limits_[0];
         uint64_t key = 0;
-        if (!limit.key.hash(limit.table, exchange, key)) return Verdict::pass;
+        if (!limit.key.hash(limit.table, exchange, admission.client(), key)) return Verdict::pass;
         Answer answer = admit(limit, key, true, now_ms);
         if (!answer.passed) [[unlikely]]
             return refuse(limit, exchange, answer.log_refusal);
@@ -108,7 +108,8 @@ private:
         uint64_t excess;   // the key's, with this request
     };
     // One limit's verdict for `key`, counted (stored) when `count`.
-    static Answer admit(Limit& limit, uint64_t key, bool count, uint64_t now_ms) {
+    [[gnu::always_inline]] static Answer admit(Limit& limit, uint64_t key, bool count,
+                                               uint64_t now_ms) {
         TableLock lock(limit.table);
         KeyEntry* entry = nullptr;
         bool added = false;

@@ -39,6 +39,9 @@ class WaitingPool;
 // ends with Waiting::pass() or Waiting::answer().
 class Admission {
 public:
+    // The request's client (Exchange::client_address()), read once for
+    // all the checks.
+    const PeerAddress& client() const { return client_; }
     // The request waits `ms`, then goes on with the next check.
     void wait_ms(uint64_t ms) { wait_ms_ = ms; }
     // The request waits until the check calls pass() or answer() on the
@@ -47,9 +50,11 @@ public:
 
 private:
     friend class AdmissionGate;
-    Admission(WaitingPool& pool, Waiting* waiting) : pool_(pool), held_(waiting) {}
+    Admission(WaitingPool& pool, Waiting* waiting, const PeerAddress& client)
+        : pool_(pool), held_(waiting), client_(client) {}
     WaitingPool& pool_;
     Waiting* held_;  // the request's Waiting, once it has one
+    const PeerAddress& client_;
     bool hold_asked_ = false;
     uint64_t wait_ms_ = 0;
 };
@@ -70,7 +75,9 @@ enum class AdmissionVerdict : uint8_t {
 class AdmissionGate {
 public:
     virtual ~AdmissionGate() = default;
-    void serve(Exchange& exchange) { run_from(0, exchange, nullptr); }
+    // run_from(0, exchange, nullptr), apart: the first run, every
+    // request's, needs neither.
+    virtual void serve(Exchange& exchange) = 0;
 
 protected:
     AdmissionGate(WaitingPool& pool, const LocationServing& serving)
@@ -86,7 +93,7 @@ protected:
         // request without a Waiting in the way.
         if (waiting != nullptr) [[unlikely]]
             exchange.set_listener(nullptr);
-        return Admission(pool_, waiting);
+        return Admission(pool_, waiting, exchange.client_address());
     }
     // A check answered or asked to wait (any verdict but pass): `next` is
     // the check after it.
