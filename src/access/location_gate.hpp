@@ -32,7 +32,8 @@ public:
 
 private:
     void run_from(size_t next, http::Exchange& exchange, http::Waiting* waiting) override;
-    // Both: serve() is this with the constants folded in.
+    // What both do, inlined into each: serve()'s copy runs without the
+    // tests a resumption needs.
     [[gnu::always_inline]] void run(size_t next, http::Exchange& exchange, http::Waiting* waiting);
 
     Checks checks_;

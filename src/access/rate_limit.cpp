@@ -18,15 +18,15 @@ RateLimitCheck::RateLimitCheck(const config::Config& config, size_t location_ind
     limits_.reserve(location_.limits.size());
     for (size_t index : location_.limits) {
         const config::LimitConfig& limit = config.limits[index];
-        limits_.push_back(
-            Limit{.config = limit,
-                  .table = zones.rate_table(index),
-                  .key = LimitKey(limit.key),
-                  .bucket = {.rate_milli = limit.rate_milli,
-                             .burst_milli = uint64_t{limit.burst} * 1000,
-                             .delay_milli = uint64_t{limit.delay} * 1000},
-                  .waits_from = uint64_t{limit.delay} * 1000 + (limit.rate_milli + 999) / 1000,
-                  .position = limits_.size()});
+        LeakyBucket bucket{.rate_milli = limit.rate_milli,
+                           .burst_milli = uint64_t{limit.burst} * 1000,
+                           .delay_milli = uint64_t{limit.delay} * 1000};
+        limits_.push_back(Limit{.config = limit,
+                                .table = zones.rate_table(index),
+                                .key = LimitKey(limit.key),
+                                .bucket = bucket,
+                                .waits_from = bucket.waits_from(),
+                                .position = limits_.size()});
     }
 }
 

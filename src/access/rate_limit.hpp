@@ -51,6 +51,10 @@ struct LeakyBucket {
         if (excess <= delay_milli) return 0;
         return (excess - delay_milli) * 1000 / rate_milli;
     }
+    // The least excess that waits a millisecond or more: below it, wait_ms
+    // is 0 without its division. (excess - delay) * 1000 < rate exactly
+    // when excess - delay < rate / 1000 rounded up.
+    uint64_t waits_from() const { return delay_milli + (rate_milli + 999) / 1000; }
 };
 
 class LimitZones;
@@ -93,9 +97,7 @@ private:
         KeyTable& table;
         LimitKey key;
         LeakyBucket bucket;
-        // The least excess that waits a millisecond or more (bucket.wait_ms
-        // above 0): below it, a request passes without that division.
-        uint64_t waits_from;
+        uint64_t waits_from;  // bucket.waits_from(), made once
         // This request's key, between asking and counting (several limits).
         uint64_t hash = 0;
         bool counted = false;
