@@ -64,17 +64,7 @@ AddressRules::AddressRules(const std::vector<config::AccessRule>& rules) {
                      [&](const V6Entry& a, const V6Entry& b) { return length(a) > length(b); });
 }
 
-const config::AccessRule* AddressRules::judge_v4(uint32_t address) const {
-    for (const V4Entry& entry : v4_)
-        if ((address & entry.mask) == entry.network) return entry.rule;
-    return nullptr;
-}
-
-const config::AccessRule* AddressRules::judge(const sockaddr& address) const {
-    if (address.sa_family == AF_INET) {
-        const auto& v4 = reinterpret_cast<const sockaddr_in&>(address);
-        return judge_v4(ntohl(v4.sin_addr.s_addr));
-    }
+const config::AccessRule* AddressRules::judge_other(const sockaddr& address) const {
     if (address.sa_family != AF_INET6) return nullptr;
     const uint8_t* bytes = reinterpret_cast<const sockaddr_in6&>(address).sin6_addr.s6_addr;
     static constexpr uint8_t v4_mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
@@ -94,10 +84,9 @@ AddressRulesCheck::AddressRulesCheck(const config::LocationConfig& location, siz
       counters_(counters),
       rules_(location.access) {}
 
-http::AdmissionCheck::Verdict AddressRulesCheck::check(http::Exchange& exchange, http::Admission&) {
+AddressRulesCheck::Verdict AddressRulesCheck::refuse(http::Exchange& exchange,
+                                                     const config::AccessRule& rule) {
     const http::PeerAddress& client = exchange.client_address();
-    const config::AccessRule* rule = rules_.judge(client.any);
-    if (rule == nullptr || rule->allow) return Verdict::pass;
     exchange.request().refused_by = refused_name;
     counters_.count_access_denied(location_index_, metrics::AccessDenial::address);
     uint64_t left_out = 0;
@@ -106,7 +95,7 @@ http::AdmissionCheck::Verdict AddressRulesCheck::check(http::Exchange& exchange,
         log::warn(
             "deny \"{}\" of location '{}' refused client {} with 403 ({} more refusals of this "
             "location since the last line; logged at most once a second)",
-            rule->range.text, location_.name, http::format_ip(client, ip, sizeof ip), left_out);
+            rule.range.text, location_.name, http::format_ip(client, ip, sizeof ip), left_out);
     }
     exchange.respond_text(403, http::status_text(403));
     return Verdict::answered;

@@ -42,8 +42,7 @@ BasicAuthCheck::BasicAuthCheck(const config::AuthConfig& auth, PasswordVerifier&
     for (const config::HtpasswdEntry& entry : auth.users) users_.emplace(entry.user, &entry);
 }
 
-http::AdmissionCheck::Verdict BasicAuthCheck::check(http::Exchange& exchange,
-                                                    http::Admission& admission) {
+http::AdmissionVerdict BasicAuthCheck::check(http::Exchange& exchange, http::Admission& admission) {
     BasicCredentials credentials;
     auto user = users_.end();
     // A password with a NUL byte is never right: crypt(3) would stop at it.

@@ -21,12 +21,14 @@ namespace portico::access {
 // and '\' escaped.
 std::string basic_challenge(std::string_view realm);
 
-class BasicAuthCheck final : public http::AdmissionCheck, private PasswordWaiter {
+class BasicAuthCheck final : private PasswordWaiter {
 public:
+    using Verdict = http::AdmissionVerdict;
+
     // `location_index`: the location's index in Config::locations, for the counters.
     BasicAuthCheck(const config::AuthConfig& auth, PasswordVerifier& verifier,
                    size_t location_index, metrics::WorkerCounters& counters);
-    Verdict check(http::Exchange& exchange, http::Admission& admission) override;
+    Verdict check(http::Exchange& exchange, http::Admission& admission);
 
 private:
     void on_verified(http::Waiting& waiting, bool right) const override;

@@ -23,13 +23,13 @@ ConcurrencyLimitCheck::ConcurrencyLimitCheck(const config::Config& config, size_
       key_(location_.max_concurrent->key),
       location_hash_(table.hash(location_.name)) {}
 
-http::AdmissionCheck::Verdict ConcurrencyLimitCheck::check(http::Exchange& exchange,
-                                                           http::Admission&) {
+http::AdmissionVerdict ConcurrencyLimitCheck::check(http::Exchange& exchange,
+                                                    http::Admission& admission) {
     const http::Request& request = exchange.request();
     // A request rerouted by an error page holds its slot already.
     if (request.held.give_back != nullptr) return Verdict::pass;
     uint64_t hashes[2] = {0, location_hash_};
-    if (!key_.hash(table_, exchange, hashes[0])) return Verdict::pass;
+    if (!key_.hash(table_, exchange, admission.client(), hashes[0])) return Verdict::pass;
     uint64_t key = table_.hash({reinterpret_cast<const char*>(hashes), sizeof hashes});
     bool log_refusal = false;
     {

@@ -22,12 +22,14 @@
 
 namespace portico::access {
 
-class ConcurrencyLimitCheck final : public http::AdmissionCheck {
+class ConcurrencyLimitCheck {
 public:
+    using Verdict = http::AdmissionVerdict;
+
     // `location_index`: the location's index in Config::locations.
     ConcurrencyLimitCheck(const config::Config& config, size_t location_index, KeyTable& table,
                           metrics::WorkerCounters& counters);
-    Verdict check(http::Exchange& exchange, http::Admission& admission) override;
+    Verdict check(http::Exchange& exchange, http::Admission& admission);
 
 private:
     static void give_back(void* table, uint64_t key);

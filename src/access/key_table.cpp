@@ -48,22 +48,12 @@ uint64_t KeyTable::hash(std::string_view key) const {
     return XXH3_64bits_withSeed(key.data(), key.size(), seed_);
 }
 
-KeyEntry* KeyTable::find(uint64_t key) {
-    KeyEntry* all = entries();
-    for (uint32_t i = buckets()[key & (bucket_count_ - 1)]; i != none; i = all[i].bucket_next) {
-        if (all[i].key != key) continue;
-        if (newest_ != i) {
-            unlink_from_order(i);
-            push_newest(i);
-        }
-        return &all[i];
-    }
-    return nullptr;
+void KeyTable::make_newest(uint32_t index) {
+    unlink_from_order(index);
+    push_newest(index);
 }
 
-KeyEntry* KeyTable::find_or_add(uint64_t key, bool evict, bool& added) {
-    added = false;
-    if (KeyEntry* found = find(key)) return found;
+KeyEntry* KeyTable::add(uint64_t key, bool evict, bool& added) {
     KeyEntry* all = entries();
     uint32_t index = free_;
     if (index != none) {

@@ -43,20 +43,34 @@ public:
     // A key of at most 64 bits (an IPv4 address with its family): mixed
     // with the seed by a bijection, so two such keys never share an entry.
     uint64_t hash(uint64_t key) const {
-        // splitmix64's finalizer: every step is invertible.
-        uint64_t x = key ^ seed_;
-        x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-        x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-        return x ^ (x >> 31);
+        // Every step is invertible: the seed, an odd multiplier (splitmix64's),
+        // then the product's high half, where every bit of the key counts,
+        // folded into the low bits the buckets are chosen by.
+        uint64_t x = (key ^ seed_) * 0xbf58476d1ce4e5b9ull;
+        return x ^ (x >> 32);
     }
     core::SharedMutex& mutex() { return mutex_; }
 
     // The entry of `key`, made the most recently seen; nullptr when absent.
-    KeyEntry* find(uint64_t key);
+    // Inline, as find_or_add: a limited location's every request takes them.
+    KeyEntry* find(uint64_t key) {
+        KeyEntry* all = entries();
+        for (uint32_t i = buckets()[key & (bucket_count_ - 1)]; i != none; i = all[i].bucket_next) {
+            if (all[i].key != key) continue;
+            if (newest_ != i) make_newest(i);
+            return &all[i];
+        }
+        return nullptr;
+    }
     // The same, adding it when absent (`added`; its numbers zero). A full
     // table evicts its least recently seen entry when `evict`, else
     // answers nullptr.
-    KeyEntry* find_or_add(uint64_t key, bool evict, bool& added);
+    KeyEntry* find_or_add(uint64_t key, bool evict, bool& added) {
+        added = false;
+        if (KeyEntry* found = find(key)) [[likely]]
+            return found;
+        return add(key, evict, added);
+    }
     void remove(KeyEntry& entry);
     size_t size() const { return used_; }
     size_t capacity() const { return capacity_; }
@@ -66,6 +80,8 @@ private:
     uint32_t* buckets() { return reinterpret_cast<uint32_t*>(this + 1); }
     KeyEntry* entries() { return reinterpret_cast<KeyEntry*>(buckets() + bucket_count_); }
     uint32_t index_of(const KeyEntry& entry) { return static_cast<uint32_t>(&entry - entries()); }
+    KeyEntry* add(uint64_t key, bool evict, bool& added);
+    void make_newest(uint32_t index);
     void unlink_from_order(uint32_t index);
     void push_newest(uint32_t index);
     void unlink_from_bucket(uint32_t index);

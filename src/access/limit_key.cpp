@@ -13,9 +13,9 @@ LimitKey::LimitKey(const config::Template& key)
       client_address_(key.parts.size() == 1 &&
                       key.parts[0].variable == config::Variable::remote_addr) {}
 
-bool LimitKey::hash_other(const KeyTable& table, const http::Exchange& exchange, uint64_t& out) {
+bool LimitKey::hash_other(const KeyTable& table, const http::Exchange& exchange,
+                          const http::PeerAddress& client, uint64_t& out) {
     if (client_address_) {
-        const http::PeerAddress& client = exchange.client_address();
         char bytes[17];
         bytes[0] = 6;
         std::memcpy(bytes + 1, &client.v6.sin6_addr, 16);
@@ -23,7 +23,7 @@ bool LimitKey::hash_other(const KeyTable& table, const http::Exchange& exchange,
         return true;
     }
     scratch_.clear();
-    http::expand(key_, exchange.request(), exchange.client_address(), {}, scratch_);
+    http::expand(key_, exchange.request(), client, {}, scratch_);
     if (scratch_.empty()) return false;
     out = table.hash(scratch_);
     return true;

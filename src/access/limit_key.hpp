@@ -18,22 +18,24 @@ public:
     explicit LimitKey(const config::Template& key);
     // False when the key expands to "": the request is not counted.
     // Inline: every request of a limited location takes it.
-    bool hash(const KeyTable& table, const http::Exchange& exchange, uint64_t& out) {
+    // `client`: the exchange's client_address().
+    bool hash(const KeyTable& table, const http::Exchange& exchange,
+              const http::PeerAddress& client, uint64_t& out) {
         if (client_address_) [[likely]] {
-            const http::PeerAddress& client = exchange.client_address();
             if (client.any.sa_family == AF_INET) [[likely]] {
                 // Above the address's 32 bits, its family: never an IPv6 key's.
                 out = table.hash(uint64_t{4} << 32 | client.v4.sin_addr.s_addr);
                 return true;
             }
         }
-        return hash_other(table, exchange, out);
+        return hash_other(table, exchange, client, out);
     }
     // The key as text, for a log line.
     std::string text(const http::Exchange& exchange) const;
 
 private:
-    bool hash_other(const KeyTable& table, const http::Exchange& exchange, uint64_t& out);
+    bool hash_other(const KeyTable& table, const http::Exchange& exchange,
+                    const http::PeerAddress& client, uint64_t& out);
 
     const config::Template& key_;
     bool client_address_;  // the template is "$remote_addr" alone

@@ -1,7 +1,6 @@
 #include "http/admission.hpp"
 
 #include "core/io_poller.hpp"
-#include "http/request_routing.hpp"
 
 namespace portico::http {
 
@@ -11,56 +10,32 @@ Waiting& Admission::hold() {
     return *held_;
 }
 
-AdmissionGate::AdmissionGate(WaitingPool& pool, std::vector<AdmissionCheck*> checks,
-                             const LocationServing& serving)
-    : pool_(pool), checks_(std::move(checks)), serving_(serving) {}
-
-bool AdmissionGate::serve(Exchange& exchange) {
-    run_from(0, exchange, nullptr);
-    return true;
-}
-
-void AdmissionGate::run_from(size_t next, Exchange& exchange, Waiting* waiting) {
-    // Between checks nobody listens: a check that answers ends the request
-    // without a Waiting in the way.
-    if (waiting != nullptr) exchange.set_listener(nullptr);
-    for (size_t i = next; i < checks_.size(); ++i) {
-        Admission admission(pool_, waiting);
-        switch (checks_[i]->check(exchange, admission)) {
-        case AdmissionCheck::Verdict::pass:
-            continue;
-        case AdmissionCheck::Verdict::answered:
-            if (waiting != nullptr) waiting->done();
-            return;
-        case AdmissionCheck::Verdict::wait:
-            if (waiting == nullptr) {
-                waiting = admission.held_ != nullptr ? admission.held_ : &pool_.acquire();
-                exchange.hold_request_body();
-            }
-            waiting->gate_ = this;
-            waiting->exchange_ = &exchange;
-            waiting->next_check_ = i + 1;
-            waiting->held_ = admission.hold_asked_;
-            if (!admission.hold_asked_) waiting->timer_.arm(admission.wait_ms_);
-            exchange.set_listener(waiting);
-            return;
-        }
-    }
-    if (waiting == nullptr) {
-        serve_content(exchange);
+void AdmissionGate::settle(size_t next, AdmissionVerdict verdict, Exchange& exchange,
+                           Admission& admission, Waiting* waiting) {
+    if (verdict == AdmissionVerdict::answered) {
+        if (waiting != nullptr) waiting->done();
         return;
     }
-    waiting->done();
+    if (waiting == nullptr) {
+        waiting = admission.held_ != nullptr ? admission.held_ : &pool_.acquire();
+        exchange.hold_request_body();
+    }
+    waiting->gate_ = this;
+    waiting->exchange_ = &exchange;
+    waiting->next_check_ = next;
+    waiting->held_ = admission.hold_asked_;
+    if (!admission.hold_asked_) waiting->timer_.arm(admission.wait_ms_);
+    exchange.set_listener(waiting);
+}
+
+void AdmissionGate::serve_after_waiting(Exchange& exchange, Waiting& waiting) {
+    waiting.done();
     // A request whose body is all in (its location's handlers wait for it)
     // may end inside the content: the hold goes first. Otherwise the
     // handler that listens resumes the body itself, and one that answers
     // leaves the rest to the codec.
     if (!serving_.streams_body) exchange.resume_request_body();
-    serve_content(exchange);
-}
-
-void AdmissionGate::serve_content(Exchange& exchange) const {
-    serve_handlers({serving_.handlers.data() + 1, serving_.handlers.size() - 1}, exchange);
+    serve_handlers(serving_.handlers, exchange);
 }
 
 // ---- Waiting ---------------------------------------------------------------

@@ -1,9 +1,9 @@
 // What a request must pass between its routing and its location's content
 // when passing can take time (nginx's preaccess and access phases): a rate
 // limit that makes it wait its turn, a password hash computed off the loop.
-// The checks are one handler in front of the location's others (the gate),
-// so both codecs run them the same way and a location without checks has
-// no gate at all.
+// The checks are the location's gate, which serve_location calls before
+// its handlers, so both codecs run them the same way and a location
+// without checks has no gate at all.
 //
 // A check answers at once (pass, or refused with a response written) or
 // asks the request to wait. Only then is a Waiting taken from the worker's
@@ -21,6 +21,7 @@
 
 #include "core/lazy_timer.hpp"
 #include "http/exchange.hpp"
+#include "http/request_routing.hpp"
 #include "http/server_context.hpp"
 
 namespace portico::core {
@@ -38,6 +39,9 @@ class WaitingPool;
 // ends with Waiting::pass() or Waiting::answer().
 class Admission {
 public:
+    // The request's client (Exchange::client_address()), read once for
+    // all the checks.
+    const PeerAddress& client() const { return client_; }
     // The request waits `ms`, then goes on with the next check.
     void wait_ms(uint64_t ms) { wait_ms_ = ms; }
     // The request waits until the check calls pass() or answer() on the
@@ -46,43 +50,69 @@ public:
 
 private:
     friend class AdmissionGate;
-    Admission(WaitingPool& pool, Waiting* waiting) : pool_(pool), held_(waiting) {}
+    Admission(WaitingPool& pool, Waiting* waiting, const PeerAddress& client)
+        : pool_(pool), held_(waiting), client_(client) {}
     WaitingPool& pool_;
     Waiting* held_;  // the request's Waiting, once it has one
+    const PeerAddress& client_;
     bool hold_asked_ = false;
     uint64_t wait_ms_ = 0;
 };
 
-class AdmissionCheck {
-public:
-    enum class Verdict : uint8_t {
-        pass,      // on with the next check, then the content
-        answered,  // refused: the check wrote the response on the exchange
-        wait,      // admission.wait_ms() or admission.hold() was called
-    };
-    virtual ~AdmissionCheck() = default;
-    virtual Verdict check(Exchange& exchange, Admission& admission) = 0;
+// A check's answer on a request (each check of access/ has
+// `Verdict check(Exchange&, Admission&)`).
+enum class AdmissionVerdict : uint8_t {
+    pass,      // on with the next check, then the content
+    answered,  // refused: the check wrote the response on the exchange
+    wait,      // admission.wait_ms() or admission.hold() was called
 };
 
-// The location's first handler: its checks in order, then the location's
-// other handlers (those after it in `serving`, tried in order as
-// serve_location does).
-class AdmissionGate final : public Handler {
+// A location's checks in order, then its handlers (LocationServing::gate;
+// `serving`'s handlers, tried in order as serve_location does). The checks
+// are the subclass's (access/location_gate.hpp), which calls each of them
+// directly, in one function: a limited location pays one virtual call for
+// all of them.
+class AdmissionGate {
 public:
-    AdmissionGate(WaitingPool& pool, std::vector<AdmissionCheck*> checks,
-                  const LocationServing& serving);
-    bool serve(Exchange& exchange) override;
+    virtual ~AdmissionGate() = default;
+    // run_from(0, exchange, nullptr), apart: the first run, every
+    // request's, needs neither.
+    virtual void serve(Exchange& exchange) = 0;
+
+protected:
+    AdmissionGate(WaitingPool& pool, const LocationServing& serving)
+        : pool_(pool), serving_(serving) {}
+    // Runs the checks from the `next`th on (a request that waited goes on
+    // after the check that made it wait), then serve_content once all have
+    // passed. `waiting`: the request's Waiting, if it waited before; the
+    // subclass starts with resume(), and ends with settle() or serve_content().
+    virtual void run_from(size_t next, Exchange& exchange, Waiting* waiting) = 0;
+    // What the checks are asked with.
+    Admission resume(Exchange& exchange, Waiting* waiting) {
+        // Between checks nobody listens: a check that answers ends the
+        // request without a Waiting in the way.
+        if (waiting != nullptr) [[unlikely]]
+            exchange.set_listener(nullptr);
+        return Admission(pool_, waiting, exchange.client_address());
+    }
+    // A check answered or asked to wait (any verdict but pass): `next` is
+    // the check after it.
+    void settle(size_t next, AdmissionVerdict verdict, Exchange& exchange, Admission& admission,
+                Waiting* waiting);
+    // All the checks passed: the handlers.
+    void serve_content(Exchange& exchange, Waiting* waiting) {
+        if (waiting == nullptr) [[likely]]
+            serve_handlers(serving_.handlers, exchange);
+        else
+            serve_after_waiting(exchange, *waiting);
+    }
 
 private:
     friend class Waiting;
-    // Runs the checks from `next` on, then the content once all have
-    // passed. `waiting`: the request's Waiting, if it waited before.
-    void run_from(size_t next, Exchange& exchange, Waiting* waiting);
-    void serve_content(Exchange& exchange) const;
+    void serve_after_waiting(Exchange& exchange, Waiting& waiting);
 
     WaitingPool& pool_;
-    std::vector<AdmissionCheck*> checks_;
-    const LocationServing& serving_;  // its handlers: this gate first
+    const LocationServing& serving_;  // its handlers
 };
 
 // A request between its checks. Back to its pool once the request goes

@@ -1,6 +1,7 @@
 #include "http/request_routing.hpp"
 
 #include "core/log.hpp"
+#include "http/admission.hpp"
 #include "http/path_encoding.hpp"
 #include "http/redirect_response.hpp"
 #include "core/log_throttle.hpp"
@@ -57,7 +58,12 @@ bool choose_site(ServerContext& server, Request& request, Exchange& client, size
 
 void serve_location(ServerContext& server, Exchange& client, int location) {
     const LocationServing& serving = server.serving[static_cast<size_t>(location)];
-    serve_handlers(serving.handlers, serving.filter ? serving.filter->wrap(client) : client);
+    Exchange& exchange = serving.filter ? serving.filter->wrap(client) : client;
+    // A location without checks has no gate: one test, then its handlers.
+    if (serving.gate != nullptr) [[unlikely]]
+        serving.gate->serve(exchange);
+    else
+        serve_handlers(serving.handlers, exchange);
 }
 
 void serve_handlers(std::span<Handler* const> handlers, Exchange& exchange) {

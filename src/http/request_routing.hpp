@@ -110,8 +110,9 @@ enum class LocationChoice : uint8_t {
     return false;
 }
 
-// Runs the location's handlers, through its filter when it has one; 404
-// when every handler declines.
+// Runs the location's admission checks if it has any (its gate), then its
+// handlers, through its filter when it has one; 404 when every handler
+// declines.
 void serve_location(ServerContext& server, Exchange& client, int location);
 // The same, from a list of handlers, on `exchange` as it is.
 void serve_handlers(std::span<Handler* const> handlers, Exchange& exchange);

@@ -41,13 +41,17 @@ protected:
     ~OpenConnection() = default;
 };
 
+class AdmissionGate;
 class LocationHeaders;
 
-// What serves one location: its steps (rewrite, access), its handlers,
-// tried in order, and the filter between them and the client
-// (compression), or nullptr.
+// What serves one location: its steps (rewrite, access), its admission
+// checks (limits, allow/deny, auth), its handlers, tried in order, and the
+// filter between them and the client (compression), or nullptr.
 struct LocationServing {
     std::vector<RequestStep*> steps;
+    // The checks before the handlers (http/admission.hpp); none: nullptr,
+    // and the handlers are served at once.
+    AdmissionGate* gate = nullptr;
     std::vector<Handler*> handlers;
     ResponseFilter* filter = nullptr;
     LocationHeaders* headers = nullptr;  // its `headers`, added to its heads; none: nullptr

@@ -1,9 +1,6 @@
 #include "worker/composition.hpp"
 
-#include "access/address_rules.hpp"
-#include "access/basic_auth.hpp"
-#include "access/concurrency_limit.hpp"
-#include "access/rate_limit.hpp"
+#include "access/location_gate.hpp"
 #include "acme/challenge_step.hpp"
 #include "compress/compression_filter.hpp"
 #include "http/forwarded_client.hpp"
@@ -60,11 +57,12 @@ Composition::Composition(http::ServerContext& server, uint16_t https_port,
             serving.steps.push_back(step.get());
             steps_.push_back(std::move(step));
         };
-        // The checks come first among the handlers: nothing serves a
-        // request they refuse, and one that waits holds its body meanwhile.
-        if (std::vector<http::AdmissionCheck*> checks = admission_checks(server, i, limits);
-            !checks.empty())
-            add(std::make_unique<http::AdmissionGate>(waiting_, std::move(checks), serving));
+        // The checks come before the handlers: nothing serves a request
+        // they refuse, and one that waits holds its body meanwhile.
+        if (std::unique_ptr<http::AdmissionGate> gate = admission_gate(server, i, limits)) {
+            serving.gate = gate.get();
+            gates_.push_back(std::move(gate));
+        }
         // nginx's phase order: rewrite, then try_files (precontent).
         if (location.redirect)
             add_step(std::make_unique<rules::RedirectStep>(*location.redirect, location));
@@ -134,30 +132,27 @@ Composition::Composition(http::ServerContext& server, uint16_t https_port,
     }
 }
 
-std::vector<http::AdmissionCheck*> Composition::admission_checks(http::ServerContext& server,
+std::unique_ptr<http::AdmissionGate> Composition::admission_gate(http::ServerContext& server,
                                                                  size_t location_index,
                                                                  const access::LimitZones& limits) {
     const config::Config& config = server.config;
     const config::LocationConfig& location = config.locations[location_index];
-    std::vector<http::AdmissionCheck*> checks;
-    auto add = [&](std::unique_ptr<http::AdmissionCheck> check) {
-        checks.push_back(check.get());
-        checks_.push_back(std::move(check));
-    };
-    // nginx's preaccess phase (limit_req, then limit_conn), then its
-    // access phase (allow/deny, then auth_basic).
+    access::LocationGate::Checks checks;
     if (!location.limits.empty())
-        add(std::make_unique<access::RateLimitCheck>(config, location_index, limits,
-                                                     server.counters, server.loop));
+        checks.rate = std::make_unique<access::RateLimitCheck>(config, location_index, limits,
+                                                               server.counters, server.loop);
     if (location.max_concurrent)
-        add(std::make_unique<access::ConcurrencyLimitCheck>(
-            config, location_index, limits.concurrency_table(), server.counters));
+        checks.concurrency = std::make_unique<access::ConcurrencyLimitCheck>(
+            config, location_index, limits.concurrency_table(), server.counters);
     if (!location.access.empty())
-        add(std::make_unique<access::AddressRulesCheck>(location, location_index, server.counters));
+        checks.address =
+            std::make_unique<access::AddressRulesCheck>(location, location_index, server.counters);
     if (location.auth)
-        add(std::make_unique<access::BasicAuthCheck>(*location.auth, passwords_, location_index,
-                                                     server.counters));
-    return checks;
+        checks.auth = std::make_unique<access::BasicAuthCheck>(*location.auth, passwords_,
+                                                               location_index, server.counters);
+    if (!checks.rate && !checks.concurrency && !checks.address && !checks.auth) return nullptr;
+    return std::make_unique<access::LocationGate>(waiting_, server.serving[location_index],
+                                                  std::move(checks));
 }
 
 Composition::~Composition() = default;

@@ -59,8 +59,8 @@ public:
 
 private:
     // What Config::locations[location_index]'s requests must pass before its
-    // content (limits, access rules, auth), in nginx's order; empty: nothing.
-    std::vector<http::AdmissionCheck*> admission_checks(http::ServerContext& server,
+    // content (limits, access rules, auth); nullptr: nothing.
+    std::unique_ptr<http::AdmissionGate> admission_gate(http::ServerContext& server,
                                                         size_t location_index,
                                                         const access::LimitZones& limits);
 
@@ -90,7 +90,7 @@ private:
     // copies of the zones' objects.
     cache::LocationCaches caches_;
     // Declared last: they refer to the members above.
-    std::vector<std::unique_ptr<http::AdmissionCheck>> checks_;
+    std::vector<std::unique_ptr<http::AdmissionGate>> gates_;
     std::vector<std::unique_ptr<http::RequestStep>> steps_;
     std::vector<std::unique_ptr<http::Handler>> handlers_;
     std::vector<std::unique_ptr<http::ResponseFilter>> filters_;

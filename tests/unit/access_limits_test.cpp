@@ -82,6 +82,22 @@ TEST_CASE("the leaky bucket counts as nginx's limit_req", "[access][limits]") {
     CHECK(bucket.wait_ms(5'000) == 300);
 }
 
+TEST_CASE("below the leaky bucket's waits_from no request waits, from it one does",
+          "[access][limits]") {
+    // Rates that divide 1000 evenly and not, slow and fast, with and without delay.
+    for (uint64_t rate_milli :
+         {1ull, 100ull, 999ull, 1'000ull, 1'001ull, 10'000ull, 16'667ull, 1'000'000'000ull}) {
+        for (uint64_t delay_milli : {0ull, 2'000ull}) {
+            LeakyBucket bucket{
+                .rate_milli = rate_milli, .burst_milli = 1ull << 40, .delay_milli = delay_milli};
+            uint64_t from = bucket.waits_from();
+            CAPTURE(rate_milli, delay_milli, from);
+            CHECK(bucket.wait_ms(from - 1) == 0);
+            CHECK(bucket.wait_ms(from) >= 1);
+        }
+    }
+}
+
 TEST_CASE("a shared lock whose owner died is taken over, not waited for forever",
           "[access][limits]") {
     std::string error;
