@@ -35,8 +35,8 @@ public:
     // stale copy and holds the fill lock, handed over to the refresh) and
     // wraps it in the cache's filter: the exchange for the location's
     // handlers after the cache.
-    http::Exchange& begin(BackgroundRefreshes& owner, LocationCache& cache,
-                          http::Exchange& client, CacheStream& stale_stream);
+    http::Exchange& begin(BackgroundRefreshes& owner, LocationCache& cache, http::Exchange& client,
+                          CacheStream& stale_stream);
 
     // http::Exchange: the sink.
     const http::Request& request() const override { return request_; }

@@ -130,8 +130,7 @@ CacheHandler::Outcome CacheHandler::consult(http::Exchange& exchange, CacheStrea
     std::shared_ptr<const CachedObject> object =
         cache_.lookup(stream.hash, stream.key, request, &stored_under);
     // On disk: the request waits (as for a lock) while it is read back into memory.
-    if (!object && cache_.disk != nullptr && cache_.disk->fetch(stored_under))
-        return Outcome::wait;
+    if (!object && cache_.disk != nullptr && cache_.disk->fetch(stored_under)) return Outcome::wait;
     int64_t age = 0;
     bool updating_allowed = false;
     if (object) {

@@ -90,8 +90,7 @@ void VariantStream::head(http::HeadersOut& head) {
     // of known length in the coding negotiated (not a 304, nor a type or a
     // size it leaves as it is, nor an encoder that failed).
     if (filling_) {
-        if (head.status == 200 && head.length &&
-            *head.length <= cache_.store.max_object_bytes() &&
+        if (head.status == 200 && head.length && *head.length <= cache_.store.max_object_bytes() &&
             content_coding(head.fields) == config::coding_name(coding_)) {
             length_ = *head.length;
             head_ = serialize_head(head.fields, cache_.config.status_header);

@@ -28,7 +28,8 @@ namespace {
 std::string page_text(int n) {
     std::string text;
     while (text.size() < 10 * 1024)
-        text += "<p>answer " + std::to_string(n) + " line " + std::to_string(text.size()) + "</p>\n";
+        text +=
+            "<p>answer " + std::to_string(n) + " line " + std::to_string(text.size()) + "</p>\n";
     return text;
 }
 
@@ -65,8 +66,8 @@ struct Setup {
     // Responses the compression filter compressed (from its worker's
     // compressed cache or not): each stands for compression work.
     double compressed(const std::string& coding) {
-        double value = metric(metrics_port,
-                              "portico_compressed_responses_total{coding=\"" + coding + "\"}");
+        double value =
+            metric(metrics_port, "portico_compressed_responses_total{coding=\"" + coding + "\"}");
         return value < 0 ? 0 : value;
     }
 };
@@ -162,7 +163,8 @@ TEST_CASE("cache variants: purge and a new identity object drop the coded varian
     Response expired = setup.get("/d", accept);
     CHECK(expired.header("x-cache-status") == "EXPIRED");
     CHECK(decode_body("gzip", expired.body) == page_text(3));
-    for (int i = 0; i < 4; ++i) CHECK(decode_body("gzip", setup.get("/d", accept).body) == page_text(3));
+    for (int i = 0; i < 4; ++i)
+        CHECK(decode_body("gzip", setup.get("/d", accept).body) == page_text(3));
     CHECK(requests_for(*setup.upstream, "/d") == 3);
 }
 
